@@ -1,0 +1,208 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""4x4 affine matrices: construction, validation, the two inverse helpers and
+hierarchy evaluation.
+
+Conventions (SPEC section 1): right-handed, column vectors, radians;
+``p' = M @ p`` with ``p = (x, y, z, 1)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import tolerances
+from .errors import (
+    HierarchyError,
+    MatrixMagnitudeError,
+    NonAffineMatrixError,
+    NonFiniteMatrixError,
+    NotRigidError,
+    ShapeError,
+    UnsupportedInverseError,
+)
+
+F64 = NDArray[np.float64]
+
+_LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
+
+
+def translation(x: float, y: float, z: float) -> F64:
+    """Translation matrix ``T(x, y, z)`` : (4, 4) float64."""
+    m = np.eye(4)
+    m[:3, 3] = (x, y, z)
+    return m
+
+
+def rotation(axis: str, angle: float) -> F64:
+    """Rotation about ``axis`` ('x', 'y' or 'z') by ``angle`` radians : (4, 4) float64."""
+    c, s = np.cos(angle), np.sin(angle)
+    i, j = {"x": (1, 2), "y": (2, 0), "z": (0, 1)}[axis]
+    m = np.eye(4)
+    m[i, i], m[i, j], m[j, i], m[j, j] = c, -s, s, c
+    return m
+
+
+def as_matrices(matrices: ArrayLike, name: str = "matrices") -> F64:
+    """Return ``matrices`` as float64 with shape (..., 4, 4), or raise ShapeError."""
+    m = np.asarray(matrices, dtype=np.float64)
+    if m.ndim < 2 or m.shape[-2:] != (4, 4):
+        raise ShapeError(f"{name}: expected shape (..., 4, 4), got {m.shape}")
+    return m
+
+
+def _where(index: tuple[int, ...]) -> str:
+    return f"[{', '.join(str(i) for i in index)}]" if index else ""
+
+
+def validate_affine(matrices: ArrayLike, name: str = "matrix") -> F64:
+    """Check that every matrix is finite, affine and of bounded magnitude.
+
+    Parameters
+    ----------
+    matrices : (..., 4, 4) float
+    name : str
+        What the matrices are, for the error message ("bind matrix", ...).
+
+    Returns
+    -------
+    (..., 4, 4) float64
+    """
+    m = as_matrices(matrices, name)
+    finite = np.isfinite(m).all(axis=(-2, -1))
+    if not finite.all():
+        bad = tuple(int(i) for i in np.argwhere(~finite)[0])
+        raise NonFiniteMatrixError(
+            f"{name}{_where(bad)} has a NaN or infinite entry; check the exporter or the pose"
+        )
+    row_err = np.abs(m[..., 3, :] - _LAST_ROW).max(axis=-1)
+    if (row_err > tolerances.AFFINE_ROW).any():
+        bad = tuple(int(i) for i in np.argwhere(row_err > tolerances.AFFINE_ROW)[0])
+        raise NonAffineMatrixError(
+            f"{name}{_where(bad)} is not affine: last row is {m[bad][3].tolist()}, "
+            "expected [0, 0, 0, 1] (row-major / column-major mix-up?)"
+        )
+    big = np.abs(m).max(axis=(-2, -1))
+    if (big > tolerances.MATRIX_MAGNITUDE).any():
+        bad = tuple(int(i) for i in np.argwhere(big > tolerances.MATRIX_MAGNITUDE)[0])
+        raise MatrixMagnitudeError(
+            f"{name}{_where(bad)} has an entry of magnitude {big[bad]:.3g}, above "
+            f"{tolerances.MATRIX_MAGNITUDE:.0e}; check units and scale"
+        )
+    return m
+
+
+def translation_only_inverse(matrix: ArrayLike, name: str = "bind matrix") -> F64:
+    """Invert a pure translation; refuse rotation or scale instead of guessing.
+
+    Parameters
+    ----------
+    matrix : (..., 4, 4) float
+
+    Returns
+    -------
+    (..., 4, 4) float64
+        ``T(-t)`` for ``T(t)``.
+    """
+    m = validate_affine(matrix, name)
+    linear = m[..., :3, :3]
+    dev = np.abs(linear - np.eye(3)).max(axis=(-2, -1))
+    if (dev > tolerances.TRANSLATION_ONLY).any():
+        bad = tuple(int(i) for i in np.argwhere(dev > tolerances.TRANSLATION_ONLY)[0])
+        lin = linear[bad]
+        sv = np.linalg.svd(lin, compute_uv=False)
+        kind = "scale" if np.allclose(lin, np.diag(np.diag(lin))) else "rotation"
+        if kind == "rotation" and np.abs(sv - 1.0).max() > tolerances.ORTHONORMAL:
+            kind = "rotation and scale"
+        raise UnsupportedInverseError(
+            f"{name}{_where(bad)} contains {kind} (3x3 part differs from identity by "
+            f"{dev[bad]:.3g}); the translation-only inverse refuses it, use rigid_inverse"
+        )
+    inv = np.broadcast_to(np.eye(4), m.shape).copy()
+    inv[..., :3, 3] = -m[..., :3, 3]
+    return inv
+
+
+def rigid_inverse(matrix: ArrayLike, name: str = "matrix") -> F64:
+    """Invert a rotation plus translation, checking that it is one.
+
+    Parameters
+    ----------
+    matrix : (..., 4, 4) float
+
+    Returns
+    -------
+    (..., 4, 4) float64
+        ``[R^T, -R^T t]``.
+    """
+    m = validate_affine(matrix, name)
+    r = m[..., :3, :3]
+    ortho = np.abs(np.swapaxes(r, -1, -2) @ r - np.eye(3)).max(axis=(-2, -1))
+    det = np.linalg.det(r)
+    bad_mask = (ortho > tolerances.ORTHONORMAL) | (np.abs(det - 1.0) > tolerances.ORTHONORMAL)
+    if bad_mask.any():
+        bad = tuple(int(i) for i in np.argwhere(bad_mask)[0])
+        raise NotRigidError(
+            f"{name}{_where(bad)} is not a rigid transform (|R^T R - I| = {ortho[bad]:.3g}, "
+            f"det R = {det[bad]:.6g}); it holds scale, shear or a reflection"
+        )
+    inv = np.broadcast_to(np.eye(4), m.shape).copy()
+    rt = np.swapaxes(r, -1, -2)
+    inv[..., :3, :3] = rt
+    inv[..., :3, 3] = -(rt @ m[..., :3, 3, None])[..., 0]
+    return inv
+
+
+def evaluate_hierarchy(local: ArrayLike, parents: Sequence[int]) -> F64:
+    """World matrices from local ones: ``G_root = L_root``, ``G_child = G_parent L_child``.
+
+    Parameters
+    ----------
+    local : (J, 4, 4) float
+        Each joint's matrix relative to its parent.
+    parents : (J,) int
+        Parent index of each joint, -1 for a root. A parent must come before
+        its children, which any tree can be ordered to satisfy.
+
+    Returns
+    -------
+    (J, 4, 4) float64
+    """
+    m = validate_affine(local, "local matrix")
+    if m.ndim != 3:
+        raise ShapeError(f"local matrices: expected shape (J, 4, 4), got {m.shape}")
+    if len(parents) != m.shape[0]:
+        raise ShapeError(f"parents: expected {m.shape[0]} entries, got {len(parents)}")
+    world = np.empty_like(m)
+    for j, p in enumerate(parents):
+        if p == -1:
+            world[j] = m[j]
+        elif 0 <= p < j:
+            world[j] = world[p] @ m[j]
+        else:
+            raise HierarchyError(
+                f"joint {j} has parent {p}; parents must be -1 or an earlier joint "
+                "(order joints parent-first)"
+            )
+    return world
+
+
+def skinning_matrices(current: ArrayLike, bind_inverse: ArrayLike) -> F64:
+    """``C_j = G_j B_j^-1``: undo the bind pose, then apply the current pose.
+
+    Parameters
+    ----------
+    current : (J, 4, 4) float
+    bind_inverse : (J, 4, 4) float
+
+    Returns
+    -------
+    (J, 4, 4) float64
+    """
+    g = validate_affine(current, "current matrix")
+    b = validate_affine(bind_inverse, "inverse bind matrix")
+    if g.shape != b.shape:
+        raise ShapeError(f"current {g.shape} and inverse bind {b.shape} matrices differ in shape")
+    return g @ b
