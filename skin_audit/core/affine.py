@@ -125,12 +125,15 @@ def translation_only_inverse(matrix: ArrayLike, name: str = "bind matrix") -> F6
     return inv
 
 
-def rigid_inverse(matrix: ArrayLike, name: str = "matrix") -> F64:
+def rigid_inverse(matrix: ArrayLike, name: str = "matrix", tolerance: float = tolerances.ORTHONORMAL) -> F64:
     """Invert a rotation plus translation, checking that it is one.
 
     Parameters
     ----------
     matrix : (..., 4, 4) float
+    tolerance : float
+        Allowed |R^T R - I| and |det R - 1|; ``tolerances.ORTHONORMAL_FLOAT32``
+        for matrices read from Blender.
 
     Returns
     -------
@@ -141,7 +144,7 @@ def rigid_inverse(matrix: ArrayLike, name: str = "matrix") -> F64:
     r = m[..., :3, :3]
     ortho = np.abs(np.swapaxes(r, -1, -2) @ r - np.eye(3)).max(axis=(-2, -1))
     det = np.linalg.det(r)
-    bad_mask = (ortho > tolerances.ORTHONORMAL) | (np.abs(det - 1.0) > tolerances.ORTHONORMAL)
+    bad_mask = (ortho > tolerance) | (np.abs(det - 1.0) > tolerance)
     if bad_mask.any():
         bad = tuple(int(i) for i in np.argwhere(bad_mask)[0])
         raise NotRigidError(

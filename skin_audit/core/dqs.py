@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import tolerances
 from .affine import rigid_inverse, validate_affine
 from .errors import ShapeError
 from .influences import as_points, validate_influences
@@ -81,7 +82,9 @@ def quaternion_to_matrix(q: F64) -> F64:
     )
 
 
-def matrix_to_dual_quaternion(matrices: ArrayLike, name: str = "skinning matrix") -> F64:
+def matrix_to_dual_quaternion(
+    matrices: ArrayLike, name: str = "skinning matrix", rigid_tolerance: float = tolerances.ORTHONORMAL
+) -> F64:
     """Unit dual quaternions from rigid 4x4 matrices.
 
     Parameters
@@ -95,7 +98,7 @@ def matrix_to_dual_quaternion(matrices: ArrayLike, name: str = "skinning matrix"
         ``real = q``, ``dual = 0.5 * (0, t) * q``.
     """
     m = validate_affine(matrices, name)
-    rigid_inverse(m, name)  # raises NotRigidError naming the joint
+    rigid_inverse(m, name, rigid_tolerance)  # raises NotRigidError naming the joint
     q = matrix_to_quaternion(m[..., :3, :3])
     t = np.concatenate([np.zeros(m.shape[:-2] + (1,)), m[..., :3, 3]], axis=-1)
     return np.concatenate([q, 0.5 * quaternion_multiply(t, q)], axis=-1)
@@ -139,7 +142,11 @@ def apply_dual_quaternions(dual: F64, points: F64) -> F64:
 
 
 def dual_quaternion_skinning(
-    points: ArrayLike, indices: ArrayLike, weights: ArrayLike, skin: ArrayLike
+    points: ArrayLike,
+    indices: ArrayLike,
+    weights: ArrayLike,
+    skin: ArrayLike,
+    rigid_tolerance: float = tolerances.ORTHONORMAL,
 ) -> F64:
     """Deform points by DQS after the same strict checks as LBS.
 
@@ -151,6 +158,8 @@ def dual_quaternion_skinning(
         Non-negative, rows summing to 1 (1e-12).
     skin : (J, 4, 4) float
         Rigid skinning matrices ``C_j = G_j B_j^-1``.
+    rigid_tolerance : float
+        How far from orthonormal a rotation may be (float32 data needs more).
 
     Returns
     -------
@@ -161,4 +170,5 @@ def dual_quaternion_skinning(
     if c.ndim != 3:
         raise ShapeError(f"skinning matrices: expected shape (J, 4, 4), got {c.shape}")
     idx, w = validate_influences(indices, weights, c.shape[0], p.shape[0])
-    return apply_dual_quaternions(blend_dual_quaternions(idx, w, matrix_to_dual_quaternion(c)), p)
+    dual = matrix_to_dual_quaternion(c, rigid_tolerance=rigid_tolerance)
+    return apply_dual_quaternions(blend_dual_quaternions(idx, w, dual), p)

@@ -20,6 +20,9 @@ AFFINE_ROW = 1e-12
 #: Rigid inverse: |R^T R - I| and |det R - 1| allowed.
 ORTHONORMAL = 1e-9
 
+#: The same for matrices Blender stored as float32.
+ORTHONORMAL_FLOAT32 = 1e-5
+
 #: Translation-only helper: |R - I| allowed before it refuses.
 TRANSLATION_ONLY = 1e-12
 

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Read Blender data into numpy arrays (float32 storage widened to float64)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+F64 = NDArray[np.float64]
+
+
+def matrix(m) -> F64:
+    """A mathutils.Matrix as a (4, 4) float64 array (rows are rows)."""
+    return np.array(m, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class ArmatureState:
+    """An armature's bones and matrices, in world space.
+
+    ``bind[j] = A @ bone.matrix_local`` and ``current[j] = A @ pose_bone.matrix``
+    with ``A`` the armature object's world matrix.
+    """
+
+    names: tuple[str, ...]
+    parents: tuple[int, ...]
+    use_deform: NDArray[np.bool_]
+    bind: F64  # (J, 4, 4)
+    current: F64  # (J, 4, 4)
+    object_world: F64  # (4, 4)
+
+
+def read_armature(arm: bpy.types.Object) -> ArmatureState:
+    """Bind and current matrices of every bone of ``arm`` (in ``arm.data.bones`` order)."""
+    bones = arm.data.bones
+    names = tuple(b.name for b in bones)
+    index = {n: i for i, n in enumerate(names)}
+    n = len(bones)
+    local = np.empty(n * 16, dtype=np.float32)
+    pose = np.empty(n * 16, dtype=np.float32)
+    bones.foreach_get("matrix_local", local)
+    pose_bones = arm.pose.bones
+    # pose.bones may be ordered differently from data.bones: map by name.
+    pose_order = [index[pb.name] for pb in pose_bones]
+    pose_bones.foreach_get("matrix", pose)
+    # foreach_get flattens matrices column by column: transpose to rows.
+    local_m = local.reshape(n, 4, 4).transpose(0, 2, 1).astype(np.float64)
+    pose_m = np.empty((n, 4, 4))
+    pose_m[pose_order] = pose.reshape(n, 4, 4).transpose(0, 2, 1)
+    world = matrix(arm.matrix_world)
+    deform = np.zeros(n, dtype=bool)
+    bones.foreach_get("use_deform", deform)
+    parents = tuple(index[b.parent.name] if b.parent else -1 for b in bones)
+    return ArmatureState(names, parents, deform, world @ local_m, world @ pose_m, world)
+
+
+def mesh_positions(mesh: bpy.types.Mesh) -> F64:
+    """(V, 3) vertex positions of a mesh datablock, as stored (object space)."""
+    co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3).astype(np.float64)
+
+
+def mesh_triangles(mesh: bpy.types.Mesh) -> NDArray[np.intp]:
+    """(T, 3) vertex indices of the mesh's triangulation."""
+    mesh.calc_loop_triangles()
+    tri = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", tri)
+    return tri.reshape(-1, 3).astype(np.intp)
+
+
+def evaluated_positions(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None = None) -> F64:
+    """(V, 3) positions after the modifier stack, in object space."""
+    depsgraph = depsgraph or bpy.context.evaluated_depsgraph_get()
+    return mesh_positions(obj.evaluated_get(depsgraph).data)
+
+
+def to_world(points: F64, world: F64) -> F64:
+    """(V, 3) points mapped by a (4, 4) matrix."""
+    return points @ world[:3, :3].T + world[:3, 3]
+
+
+def group_weights_dense(obj: bpy.types.Object) -> tuple[tuple[str, ...], NDArray[np.float32]]:
+    """Every vertex group's weight of every vertex, looping over ``v.groups``.
+
+    Returns
+    -------
+    names : the groups, in ``obj.vertex_groups`` order
+    weights : (V, G) float32, 0 where a vertex is not in a group
+    """
+    names = tuple(g.name for g in obj.vertex_groups)
+    mesh = obj.data
+    weights = np.zeros((len(mesh.vertices), len(names)), dtype=np.float32)
+    for v in mesh.vertices:
+        for g in v.groups:
+            weights[v.index, g.group] = g.weight
+    return names, weights

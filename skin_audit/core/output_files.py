@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Write a set of output files all or nothing.
+
+Everything is rendered to text first; files go to a hidden staging folder
+inside the destination and are moved into place only when all are written,
+so a failure leaves no half-written output behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from .errors import InputError
+
+
+def require_output_dir(path: str | os.PathLike[str]) -> Path:
+    """The output folder, which must already exist and be writable."""
+    out = Path(path)
+    if not out.exists():
+        raise InputError(f"output folder {str(out)!r} does not exist; create it first")
+    if not out.is_dir():
+        raise InputError(f"output path {str(out)!r} is not a folder")
+    if not os.access(out, os.W_OK):
+        raise InputError(f"output folder {str(out)!r} is not writable")
+    return out
+
+
+def write_all(folder: str | os.PathLike[str], files: Mapping[str, str]) -> list[Path]:
+    """Write ``{name: text}`` into ``folder`` atomically as a set; return the paths."""
+    out = require_output_dir(folder)
+    staging = Path(tempfile.mkdtemp(prefix=".skin_audit-", dir=out))
+    try:
+        for name, text in files.items():
+            (staging / name).write_text(text, encoding="utf-8")
+        written = []
+        for name in files:
+            os.replace(staging / name, out / name)
+            written.append(out / name)
+        return written
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
