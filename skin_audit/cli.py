@@ -34,6 +34,28 @@ def parse_angles(text: str) -> list[float]:
     return angles
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _weight_tolerance(text: str) -> float | str:
+    if text.lower() == "gltf":
+        return "gltf"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'gltf', got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skin_audit",
@@ -48,6 +70,17 @@ def build_parser() -> argparse.ArgumentParser:
                       help="child twist angles in degrees (default 0,90,180)")
     demo.add_argument("--method", choices=("lbs", "dqs", "both"), default="both",
                       help="linear blend skinning, dual quaternions (Preserve Volume), or both (default)")
+
+    audit = sub.add_parser("audit", help="audit the skinning of .blend, .glb/.gltf or .fbx files or folders")
+    audit.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (searched recursively)")
+    audit.add_argument("--json", metavar="OUT", help="write the JSON report here (docs/report-format.md)")
+    audit.add_argument("--max-influences", type=_positive_int, default=4, metavar="N",
+                       help="deform weights per vertex an engine keeps (default 4)")
+    audit.add_argument("--weight-tolerance", type=_weight_tolerance, default=1e-4, metavar="TOL|gltf",
+                       help="allowed |sum of weights - 1| (default 1e-4; 'gltf' = 2e-7 x non-zero weights)")
+    audit.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
+                       help="exit 1 when a finding is at or above this severity (default error)")
+    audit.add_argument("--object", metavar="NAME", help="audit only this mesh object")
 
     verify = sub.add_parser("verify", help="independently recheck a twist scene JSON (numpy only)")
     verify.add_argument("scene", metavar="SCENE.json")
@@ -69,6 +102,40 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FINDINGS if errors else EXIT_OK
 
 
+def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from .core.audit_options import AuditOptions
+    from .core.output_files import require_output_dir
+
+    if args.json:
+        require_output_dir(Path(args.json).resolve().parent)  # fail before any work
+    from .blender.session import require_bpy
+
+    require_bpy()
+    import bpy
+
+    from .blender.audit_files import audit_paths
+    from .core.audit_text import summary_text
+    from .core.findings import at_or_above
+    from .core.output_files import write_all
+    from .core.report import AuditReport
+    from .core.twist_outputs import dumps
+
+    options = AuditOptions(max_influences=args.max_influences, weight_tolerance=args.weight_tolerance,
+                           fail_on=args.fail_on)
+    files = audit_paths(args.paths, options, args.object)
+    report = AuditReport(__version__, bpy.app.version_string, options.to_dict(), files)
+    if args.json:
+        target = Path(args.json).resolve()
+        write_all(target.parent, {target.name: dumps(report.to_dict())})
+    out.write(summary_text(report, args.fail_on))
+    if any(fa.status != "ok" for fa in files):
+        return EXIT_UNUSABLE
+    findings = [f for fa in files for f in fa.findings]
+    return EXIT_FINDINGS if at_or_above(findings, args.fail_on) else EXIT_OK
+
+
 def _run_verify(args: argparse.Namespace, out: TextIO) -> int:
     from .core.verify_scene import load_scene, verify_scene
 
@@ -81,7 +148,7 @@ def _run_verify(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"demo": _run_demo, "verify": _run_verify}
+COMMANDS = {"demo": _run_demo, "audit": _run_audit, "verify": _run_verify}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:

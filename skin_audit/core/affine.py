@@ -113,8 +113,12 @@ def translation_only_inverse(matrix: ArrayLike, name: str = "bind matrix") -> F6
         bad = tuple(int(i) for i in np.argwhere(dev > tolerances.TRANSLATION_ONLY)[0])
         lin = linear[bad]
         sv = np.linalg.svd(lin, compute_uv=False)
-        kind = "scale" if np.allclose(lin, np.diag(np.diag(lin))) else "rotation"
-        if kind == "rotation" and np.abs(sv - 1.0).max() > tolerances.ORTHONORMAL:
+        # Orthonormal first: a 180-degree rotation has a diagonal 3x3 part, diag(-1, -1, 1).
+        if np.abs(sv - 1.0).max() <= tolerances.ORTHONORMAL:
+            kind = "rotation" if np.linalg.det(lin) > 0.0 else "a reflection"
+        elif np.allclose(lin, np.diag(np.diag(lin))):
+            kind = "scale"
+        else:
             kind = "rotation and scale"
         raise UnsupportedInverseError(
             f"{name}{_where(bad)} contains {kind} (3x3 part differs from identity by "

@@ -38,7 +38,9 @@ def twisted_positions(points: ArrayLike, child_weight: ArrayLike, theta: float) 
 def radius_ratio(child_weight: ArrayLike, theta: float) -> NDArray[np.float64]:
     """``r'/r = sqrt(1 - 4 w (1 - w) sin^2(theta/2))`` : same shape as ``child_weight``."""
     w = np.asarray(child_weight, dtype=np.float64)
-    return np.sqrt(np.maximum(1.0 - 4.0 * w * (1.0 - w) * np.sin(theta / 2.0) ** 2, 0.0))
+    shrink = 4.0 * w * (1.0 - w) * np.sin(theta / 2.0) ** 2
+    ratio: NDArray[np.float64] = np.sqrt(np.maximum(1.0 - shrink, 0.0))
+    return ratio
 
 
 def mid_ring_ratio(theta: float) -> float:

@@ -77,20 +77,23 @@ def linear_height_weights(
 def unique_edges(triangles: NDArray[np.intp]) -> NDArray[np.intp]:
     """(E, 2) sorted unique undirected edges of a triangle list."""
     e = np.concatenate([triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]])
-    return np.unique(np.sort(e, axis=1), axis=0)
+    edges: NDArray[np.intp] = np.unique(np.sort(e, axis=1), axis=0)
+    return edges
 
 
 def boundary_edges(triangles: NDArray[np.intp]) -> NDArray[np.intp]:
     """(B, 2) edges used by exactly one triangle."""
     e = np.concatenate([triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]])
     edges, counts = np.unique(np.sort(e, axis=1), axis=0, return_counts=True)
-    return edges[counts == 1]
+    once: NDArray[np.intp] = edges[counts == 1]
+    return once
 
 
 def triangle_areas(vertices: NDArray[np.float64], triangles: NDArray[np.intp]) -> NDArray[np.float64]:
     """(T,) triangle areas."""
     a, b, c = (vertices[triangles[:, k]] for k in range(3))
-    return 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+    areas: NDArray[np.float64] = 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+    return areas
 
 
 def connected_components(vertex_count: int, edges: NDArray[np.intp]) -> int:

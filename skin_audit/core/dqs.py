@@ -66,7 +66,8 @@ def matrix_to_quaternion(rot: F64) -> F64:
     for c, qc in enumerate(cases):
         q[choice == c] = qc[choice == c]
     q *= np.where(q[..., :1] < 0, -1.0, 1.0)
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+    unit: F64 = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    return unit
 
 
 def quaternion_to_matrix(q: F64) -> F64:
@@ -128,8 +129,9 @@ def blend_dual_quaternions(
     # vkc,vc->vk: dot product of each influence's rotation with the pivot's.
     sign = np.where(np.einsum("vkc,vc->vk", dq[..., :4], pivot) < 0.0, -1.0, 1.0)
     # vk,vkc->vc: sum of the signed, weighted dual quaternions.
-    b = np.einsum("vk,vkc->vc", weights * sign, dq)
-    return b / np.linalg.norm(b[:, :4], axis=1, keepdims=True)
+    b: F64 = np.einsum("vk,vkc->vc", weights * sign, dq)
+    unit: F64 = b / np.linalg.norm(b[:, :4], axis=1, keepdims=True)
+    return unit
 
 
 def apply_dual_quaternions(dual: F64, points: F64) -> F64:
@@ -138,7 +140,8 @@ def apply_dual_quaternions(dual: F64, points: F64) -> F64:
     conj = real * np.array([1.0, -1.0, -1.0, -1.0])
     t = 2.0 * quaternion_multiply(eps, conj)[:, 1:]
     # vij,vj->vi: rotate each point by its own rotation matrix.
-    return np.einsum("vij,vj->vi", quaternion_to_matrix(real), points) + t
+    rotated: F64 = np.einsum("vij,vj->vi", quaternion_to_matrix(real), points)
+    return rotated + t
 
 
 def dual_quaternion_skinning(

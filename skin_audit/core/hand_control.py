@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .affine import rotation, translation, translation_only_inverse
 from .lbs import linear_blend_skinning
@@ -18,12 +19,14 @@ from .lbs import linear_blend_skinning
 POINT = (1.0, 1.0, 0.0)
 EXPECTED = (0.5, 1.5, 0.0)
 
+Vec3 = tuple[float, float, float]
+
 
 @dataclass(frozen=True)
 class HandControl:
-    correct: tuple[float, float, float]
-    inverse_bind_forgotten: tuple[float, float, float]
-    order_reversed: tuple[float, float, float]
+    correct: Vec3
+    inverse_bind_forgotten: Vec3
+    order_reversed: Vec3
     forgotten_error: float
     reversed_error: float
 
@@ -37,16 +40,20 @@ def run_hand_control() -> HandControl:
     idx = np.array([[0, 1]])
     w = np.array([[0.5, 0.5]])
 
-    def blend(c1: np.ndarray) -> np.ndarray:
-        return linear_blend_skinning(point, idx, w, np.stack([np.eye(4), c1]))[0]
+    def blend(c1: NDArray[np.float64]) -> NDArray[np.float64]:
+        blended: NDArray[np.float64] = linear_blend_skinning(point, idx, w, np.stack([np.eye(4), c1]))[0]
+        return blended
+
+    def xyz(v: NDArray[np.float64]) -> Vec3:
+        return (float(v[0]), float(v[1]), float(v[2]))
 
     correct = blend(current1 @ inv1)
     forgotten = blend(current1)
     reversed_ = blend(inv1 @ current1)
     return HandControl(
-        tuple(correct.tolist()),  # type: ignore[arg-type]
-        tuple(forgotten.tolist()),  # type: ignore[arg-type]
-        tuple(reversed_.tolist()),  # type: ignore[arg-type]
+        xyz(correct),
+        xyz(forgotten),
+        xyz(reversed_),
         float(np.linalg.norm(forgotten - correct)),
         float(np.linalg.norm(reversed_ - correct)),
     )

@@ -27,7 +27,8 @@ def blend_matrices(
     (V, 4, 4) float64
     """
     # vk,vkij->vij: weight each influence's skinning matrix and sum over slots.
-    return np.einsum("vk,vkij->vij", weights, skin[indices])
+    blended: NDArray[np.float64] = np.einsum("vk,vkij->vij", weights, skin[indices])
+    return blended
 
 
 def linear_blend_skinning(
@@ -57,5 +58,5 @@ def linear_blend_skinning(
     idx, w = validate_influences(indices, weights, c.shape[0], p.shape[0])
     m = blend_matrices(idx, w, c)
     # vij,vj->vi: the blended affine map applied to each homogeneous point.
-    homo = np.einsum("vij,vj->vi", m, np.column_stack([p, np.ones(len(p))]))
+    homo: NDArray[np.float64] = np.einsum("vij,vj->vi", m, np.column_stack([p, np.ones(len(p))]))
     return homo[:, :3]

@@ -8,6 +8,7 @@ reproduction in pure float64 and the tests.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +29,9 @@ def dqs_twist_positions(points: F64, child_weight: F64, theta: float) -> F64:
 
     Blending the identity and ``Rz(theta)`` as normalised quaternions gives a
     rotation by ``2 atan2(w sin(theta/2), 1 - w + w cos(theta/2))``; the
-    radius is kept exactly.
+    radius is kept exactly.  DQS takes ``Rz(theta)``'s quaternion on the
+    identity's hemisphere (w >= 0), so it blends along the shorter arc:
+    theta is first wrapped into [-pi, pi] (270 degrees blends as -90).
 
     Parameters
     ----------
@@ -39,7 +42,7 @@ def dqs_twist_positions(points: F64, child_weight: F64, theta: float) -> F64:
     -------
     (V, 3) float64
     """
-    half = theta / 2.0
+    half = math.remainder(theta, 2.0 * math.pi) / 2.0
     angle = 2.0 * np.arctan2(child_weight * np.sin(half), 1.0 - child_weight + child_weight * np.cos(half))
     c, s = np.cos(angle), np.sin(angle)
     x, y = points[:, 0], points[:, 1]
@@ -62,7 +65,8 @@ def closed_form_ratio(method: str, child_weight: F64, theta: float) -> F64:
 
 def radial_ratio(bind: F64, deformed: F64) -> F64:
     """(V,) distance to the z axis after deformation over the distance before."""
-    return np.hypot(deformed[:, 0], deformed[:, 1]) / np.hypot(bind[:, 0], bind[:, 1])
+    ratio: F64 = np.hypot(deformed[:, 0], deformed[:, 1]) / np.hypot(bind[:, 0], bind[:, 1])
+    return ratio
 
 
 @dataclass(frozen=True)

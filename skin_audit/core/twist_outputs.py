@@ -151,7 +151,8 @@ def summary_text(
                                                                        strict=True)),
                   f"  {seed.ring_count} ring radii vs formula: max error {seed.ring_radius_max_error:.3g}; "
                   f"heights {seed.height_max_error:.3g}",
-                  f"  {seed.position_count} positions vs closed form: max error {seed.position_max_error:.3g}; "
+                  f"  {seed.position_count} positions vs closed form: "
+                  f"max error {seed.position_max_error:.3g}; "
                   f"end rings vs quaternion rotation {seed.end_ring_vs_quaternion:.3g}"]
     lines += ["", "Verdict:"]
     if not findings:

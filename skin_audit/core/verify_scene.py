@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .errors import InputError, VerificationError
 
@@ -40,7 +41,7 @@ def _qmul(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, float, flo
             aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
 
 
-def _quat_from_rotation(m: np.ndarray) -> tuple[float, float, float, float]:
+def _quat_from_rotation(m: NDArray[np.float64]) -> tuple[float, float, float, float]:
     """Unit quaternion of a rotation matrix (w >= 0), branch on the largest component."""
     w2 = max(0.0, 1.0 + m[0, 0] + m[1, 1] + m[2, 2]) / 4.0
     x2 = max(0.0, 1.0 + m[0, 0] - m[1, 1] - m[2, 2]) / 4.0
@@ -60,10 +61,12 @@ def _quat_from_rotation(m: np.ndarray) -> tuple[float, float, float, float]:
         z = math.sqrt(z2)
         q = ((m[1, 0] - m[0, 1]) / (4 * z), (m[0, 2] + m[2, 0]) / (4 * z), (m[1, 2] + m[2, 1]) / (4 * z), z)
     n = math.sqrt(sum(c * c for c in q))
-    return tuple(c / n for c in q)  # type: ignore[return-value]
+    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
 
 
-def _dqs_vertex(p: np.ndarray, joints: list[int], weights: list[float], skin: np.ndarray) -> np.ndarray:
+def _dqs_vertex(
+    p: NDArray[np.float64], joints: list[int], weights: list[float], skin: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """One vertex by dual quaternion blending, written out term by term."""
     heaviest = joints[int(np.argmax(weights))]
     pivot = _quat_from_rotation(skin[heaviest, :3, :3])
@@ -86,7 +89,9 @@ def _dqs_vertex(p: np.ndarray, joints: list[int], weights: list[float], skin: np
     return np.array([rotated[i] + 2.0 * trans[i] for i in range(3)])
 
 
-def _lbs_vertex(p: np.ndarray, joints: list[int], weights: list[float], skin: np.ndarray) -> np.ndarray:
+def _lbs_vertex(
+    p: NDArray[np.float64], joints: list[int], weights: list[float], skin: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """One vertex by LBS: the weighted sum of each joint's transformed point."""
     out = np.zeros(3)
     for j, w in zip(joints, weights, strict=True):
@@ -108,9 +113,63 @@ def load_scene(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def _structure_problems(
+    bind_v: NDArray[np.float64],
+    bind: NDArray[np.float64],
+    inv: NDArray[np.float64],
+    idx: list[list[int]],
+    wts: list[list[float]],
+    poses: list[dict[str, Any]],
+) -> list[str]:
+    """Shapes, finiteness and joint indices: what must hold before anything can be recomputed."""
+    out: list[str] = []
+    if bind_v.ndim != 2 or bind_v.shape[1:] != (3,):
+        out.append(f"bind_vertices: expected shape (V, 3), got {bind_v.shape}")
+    if bind.ndim != 3 or bind.shape[1:] != (4, 4) or inv.shape != bind.shape:
+        out.append(f"bind matrices {bind.shape} and inverse bind matrices {inv.shape} must both be (J, 4, 4)")
+    if out:
+        return out
+    for name, a in (("bind_vertices", bind_v), ("bind_matrices", bind), ("inverse_bind_matrices", inv)):
+        if not np.isfinite(a).all():
+            out.append(f"{name}: contains NaN or infinite values")
+    joints, verts = len(bind), len(bind_v)
+    if len(idx) != verts or len(wts) != verts:
+        return out + [f"influences: {len(idx)} index rows and {len(wts)} weight rows for {verts} vertices"]
+    # One list of offending vertices per kind; the message names the first and counts them all.
+    bad: dict[str, list[int]] = {"slots": [], "index": [], "weight": []}
+    for v, (ji, wi) in enumerate(zip(idx, wts, strict=True)):
+        if not ji or len(ji) != len(wi):
+            bad["slots"].append(v)
+        elif not all(isinstance(j, int) and not isinstance(j, bool) and 0 <= j < joints for j in ji):
+            bad["index"].append(v)
+        elif not all(isinstance(w, int | float) and math.isfinite(w) for w in wi):
+            bad["weight"].append(v)
+    what = {"slots": "has no slots, or index and weight counts differ",
+            "index": f"has a joint index outside 0..{joints - 1}",
+            "weight": "has a NaN, infinite or non-numeric weight"}
+    for kind, rows in bad.items():
+        if rows:
+            v = rows[0]
+            out.append(f"vertex {v}: {what[kind]} (indices {idx[v]}, weights {wts[v]}; "
+                       f"{len(rows)} vertices in all)")
+    for k, pose in enumerate(poses):
+        angle = pose["angle_deg"]
+        if pose["method"] not in ("lbs", "dqs"):
+            out.append(f"pose {k}: method {pose['method']!r} is neither 'lbs' nor 'dqs'")
+        if not (isinstance(angle, int | float) and math.isfinite(angle)):
+            out.append(f"pose {k}: angle_deg {angle!r} is not a finite number")
+        for key, shape in (("current_world_matrices", bind.shape), ("skinning_matrices", bind.shape),
+                           ("numpy_positions", bind_v.shape), ("blender_positions", bind_v.shape)):
+            a = np.asarray(pose[key], dtype=np.float64)
+            if a.shape != shape:
+                out.append(f"pose {k}: {key} has shape {a.shape}, expected {shape}")
+            elif not np.isfinite(a).all():
+                out.append(f"pose {k}: {key} contains NaN or infinite values")
+    return out
+
+
 def verify_scene(data: dict[str, Any]) -> VerifyResult:
     """Recompute every matrix product, output vertex and ring radius; raise on any disagreement."""
-    problems: list[str] = []
     try:
         bind_v = np.array(data["mesh"]["bind_vertices"], dtype=np.float64)
         bind = np.array(data["armature"]["bind_matrices"], dtype=np.float64)
@@ -118,17 +177,23 @@ def verify_scene(data: dict[str, Any]) -> VerifyResult:
         idx = data["influences"]["joint_indices"]
         wts = data["influences"]["weights"]
         poses = data["poses"]
+        problems = _structure_problems(bind_v, bind, inv, idx, wts, poses)
     except (KeyError, TypeError, ValueError) as exc:
         raise VerificationError(f"scene is missing or has malformed data: {exc!r}") from exc
+    if problems:
+        raise VerificationError(f"{len(problems)} structural problem(s):\n  " + "\n  ".join(problems))
     size = max(float(np.ptp(bind_v, axis=0).max()), 1.0)
     for j in range(len(bind)):
         err = float(np.abs(bind[j] @ inv[j] - np.eye(4)).max())
-        if err > FLOAT32:
+        if not err <= FLOAT32:
             problems.append(f"bone {j}: bind @ inverse_bind differs from identity by {err:.3g}")
-    for v, row in enumerate(wts):
-        if abs(math.fsum(row) - 1.0) > FLOAT64 or min(row) < 0:
-            problems.append(f"vertex {v}: weights {row} are not a partition of one")
-            break
+    bad_weights = [
+        v for v, row in enumerate(wts) if not (abs(math.fsum(row) - 1.0) <= FLOAT64 and min(row) >= 0)
+    ]
+    if bad_weights:
+        v = bad_weights[0]
+        problems.append(f"vertex {v}: weights {wts[v]} are not a partition of one "
+                        f"({len(bad_weights)} vertices in all)")
     worst = {"product": 0.0, "numpy": 0.0, "blender": 0.0, "radius": 0.0}
     for k, pose in enumerate(poses):
         label = f"pose {k} ({pose['method']} {pose['angle_deg']} deg)"
@@ -137,7 +202,7 @@ def verify_scene(data: dict[str, Any]) -> VerifyResult:
         recomputed = np.array([current[j] @ inv[j] for j in range(len(current))])
         e = float(np.abs(recomputed - skin).max())
         worst["product"] = max(worst["product"], e)
-        if e > FLOAT64 * size:
+        if not e <= FLOAT64 * size:
             problems.append(f"{label}: stored skinning matrices differ from G B^-1 by {e:.3g}")
         numpy_pos = np.array(pose["numpy_positions"], dtype=np.float64)
         blender_pos = np.array(pose["blender_positions"], dtype=np.float64)
@@ -147,22 +212,28 @@ def verify_scene(data: dict[str, Any]) -> VerifyResult:
         e_bl = float(np.abs(mine - blender_pos).max())
         worst["numpy"] = max(worst["numpy"], e_np)
         worst["blender"] = max(worst["blender"], e_bl)
-        if e_np > 1e-10 * size:
+        if not e_np <= 1e-10 * size:
             v = int(np.abs(mine - numpy_pos).max(axis=1).argmax())
             problems.append(f"{label}: numpy vertex {v} is off by {e_np:.3g} from the recomputation")
-        if e_bl > FLOAT32 * size:
+        if not e_bl <= FLOAT32 * size:
             v = int(np.abs(mine - blender_pos).max(axis=1).argmax())
             problems.append(f"{label}: Blender vertex {v} is off by {e_bl:.3g} from the recomputation")
         if pose["method"] == "lbs":
             # Ring radii against r'/r = sqrt(1 - 4w(1-w) sin^2(theta/2)), with w the top bone's weight.
+            # r'/r is undefined on the axis; such a vertex is still checked by its position above.
             theta = math.radians(pose["angle_deg"])
+            pose_radius = 0.0
             for v in range(len(bind_v)):
+                r0 = math.hypot(*bind_v[v, :2])
+                if not r0 > FLOAT64 * size:
+                    continue
                 w = wts[v][-1]
                 expected = math.sqrt(max(0.0, 1 - 4 * w * (1 - w) * math.sin(theta / 2) ** 2))
-                got = math.hypot(*mine[v, :2]) / math.hypot(*bind_v[v, :2])
-                worst["radius"] = max(worst["radius"], abs(got - expected))
-            if worst["radius"] > FLOAT32:
-                problems.append(f"{label}: ring radius off the closed form by {worst['radius']:.3g}")
+                got = math.hypot(*mine[v, :2]) / r0
+                pose_radius = max(pose_radius, abs(got - expected))
+            worst["radius"] = max(worst["radius"], pose_radius)
+            if not pose_radius <= FLOAT32:
+                problems.append(f"{label}: ring radius off the closed form by {pose_radius:.3g}")
     if problems:
         raise VerificationError(f"{len(problems)} disagreement(s):\n  " + "\n  ".join(problems))
     return VerifyResult(len(poses), len(bind_v), worst["product"], worst["numpy"], worst["blender"],

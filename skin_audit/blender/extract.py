@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Extract a skinned mesh (one Armature modifier) into core.rig_data arrays.
+
+Reads evaluated data only; anything that needs a different pose or a trimmed
+modifier stack is evaluated on sandbox copies, never on the user's objects.
+"""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from ..core.rig_data import ArmatureModifierSettings, Bones, SkinnedMesh
+from .read import matrix, mesh_positions
+from .sandbox import sandbox
+from .weights import group_weights
+
+
+def _matrices(collection, prop: str) -> np.ndarray:
+    n = len(collection)
+    flat = np.empty(n * 16, dtype=np.float32)
+    collection.foreach_get(prop, flat)
+    # foreach_get flattens matrices column by column: transpose to rows.
+    return flat.reshape(n, 4, 4).transpose(0, 2, 1).astype(np.float64)
+
+
+def _channels(arm_eval: bpy.types.Object, names: tuple[str, ...]) -> np.ndarray:
+    """(J, 4, 4) matrix_channel of the evaluated pose, in ``names`` order."""
+    pose_bones = arm_eval.pose.bones
+    raw = _matrices(pose_bones, "matrix_channel")
+    order = {pb.name: i for i, pb in enumerate(pose_bones)}
+    return raw[[order[n] for n in names]]
+
+
+def read_bones(arm_eval: bpy.types.Object) -> Bones:
+    bones = arm_eval.data.bones
+    names = tuple(b.name for b in bones)
+    index = {n: i for i, n in enumerate(names)}
+    n = len(bones)
+    deform = np.zeros(n, dtype=bool)
+    bones.foreach_get("use_deform", deform)
+    segments = np.zeros(n, dtype=np.int32)
+    bones.foreach_get("bbone_segments", segments)
+    multiply = np.zeros(n, dtype=bool)
+    bones.foreach_get("use_envelope_multiply", multiply)
+    heads = np.zeros(n * 3, dtype=np.float32)
+    tails = np.zeros(n * 3, dtype=np.float32)
+    bones.foreach_get("head_local", heads)
+    bones.foreach_get("tail_local", tails)
+    return Bones(
+        names=names,
+        parents=tuple(index[b.parent.name] if b.parent else -1 for b in bones),
+        use_deform=deform,
+        rest=_matrices(bones, "matrix_local"),
+        channel=_channels(arm_eval, names),
+        bbone_segments=segments.astype(np.int_),
+        use_envelope_multiply=multiply,
+        heads=heads.reshape(-1, 3).astype(np.float64),
+        tails=tails.reshape(-1, 3).astype(np.float64),
+    )
+
+
+def _settings(mod: bpy.types.ArmatureModifier) -> ArmatureModifierSettings:
+    return ArmatureModifierSettings(
+        name=mod.name,
+        use_vertex_groups=mod.use_vertex_groups,
+        use_bone_envelopes=mod.use_bone_envelopes,
+        preserve_volume=mod.use_deform_preserve_volume,
+        use_multi_modifier=mod.use_multi_modifier,
+        mask_group=mod.vertex_group,
+        invert_mask=mod.invert_vertex_group,
+    )
+
+
+def _clear_pose(arm: bpy.types.Object) -> None:
+    """Clear every pose channel of a (sandbox) armature; constraints and drivers stay."""
+    if arm.animation_data is not None:
+        arm.animation_data.action = None
+    for pb in arm.pose.bones:
+        pb.location = (0.0, 0.0, 0.0)
+        pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+        pb.rotation_euler = (0.0, 0.0, 0.0)
+        pb.rotation_axis_angle = (0.0, 0.0, 1.0, 0.0)
+        pb.scale = (1.0, 1.0, 1.0)
+
+
+def _trim_after(obj: bpy.types.Object, keep_through: int, armature: bpy.types.Object | None) -> None:
+    """Drop modifiers after index ``keep_through`` from a sandbox copy; retarget armatures."""
+    for mod in list(obj.modifiers)[keep_through + 1:]:
+        obj.modifiers.remove(mod)
+    if armature is not None:
+        for mod in obj.modifiers:
+            if mod.type == "ARMATURE":
+                mod.object = armature
+
+
+def extract(
+    obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, depsgraph: bpy.types.Depsgraph,
+    measure_drift: bool = True,
+) -> SkinnedMesh:
+    """Everything the audit needs about ``obj`` deformed by ``mod``."""
+    arm = mod.object
+    mods = list(obj.modifiers)
+    position = mods.index(mod)
+    before = tuple(m.name for m in mods[:position] if m.show_viewport)
+    after = [m for m in mods[position + 1:] if m.show_viewport]
+    obj_eval = obj.evaluated_get(depsgraph)
+    arm_eval = arm.evaluated_get(depsgraph)
+    mesh = obj.data
+    keys = mesh.shape_keys
+    active_keys = tuple(
+        kb.name for kb in (keys.key_blocks[1:] if keys is not None else []) if abs(kb.value) > 0.0 and not kb.mute
+    )
+    unsupported: list[str] = []
+    base = mesh_positions(mesh)
+    rest = base
+    blender_out = None
+    at_rest = None
+    cleared = None
+    with sandbox() as box:
+        if before or active_keys:
+            # The modifier's input: the stack evaluated up to (not including) it.
+            copy = box.copy_object(obj)
+            _trim_after(copy, position - 1, None)
+        if after:
+            out_copy = box.copy_object(obj)
+            _trim_after(out_copy, position, None)
+        if measure_drift:
+            arm_rest = box.copy_object(arm, copy_data=True)
+            arm_rest.data.pose_position = "REST"
+            rest_copy = box.copy_object(obj)
+            _trim_after(rest_copy, position, arm_rest)
+            arm_cleared = box.copy_object(arm)
+            _clear_pose(arm_cleared)
+        if box.has_copies:
+            dg = box.depsgraph()
+            if before or active_keys:
+                rest = mesh_positions(copy.evaluated_get(dg).data)
+            if after:
+                blender_out = mesh_positions(out_copy.evaluated_get(dg).data)
+            if measure_drift:
+                at_rest = mesh_positions(rest_copy.evaluated_get(dg).data)
+                names = tuple(b.name for b in arm.data.bones)
+                cleared = _channels(arm_cleared.evaluated_get(dg), names)
+    if blender_out is None:
+        blender_out = mesh_positions(obj_eval.data)
+    if len(rest) != len(base) or len(blender_out) != len(base):
+        unsupported.append(
+            f"modifiers around '{mod.name}' change the vertex count ({len(base)} -> {len(blender_out)}); "
+            "the recomputation needs the Armature modifier's own input"
+        )
+        rest = base
+        blender_out = None
+    if mod.use_multi_modifier:
+        unsupported.append(f"'{mod.name}' uses Multi Modifier; blending with the previous modifier is not "
+                           "reproduced")
+    bones = read_bones(arm_eval)
+    bbones = [bones.names[j] for j in np.flatnonzero((bones.bbone_segments > 1) & bones.use_deform)]
+    if bbones:
+        unsupported.append(f"B-Bone segments on {len(bbones)} deform bones ({', '.join(bbones[:5])}): "
+                           "their vertices are not compared")
+    if mod.use_bone_envelopes:
+        unsupported.append(f"'{mod.name}' uses Bone Envelopes: vertices without deform weights are not compared")
+    if bones.use_envelope_multiply[bones.use_deform].any():
+        unsupported.append("bones with Multiply Vertex Group by Envelope: their vertices are not compared")
+    premat = np.linalg.inv(matrix(arm_eval.matrix_world)) @ matrix(obj_eval.matrix_world)
+    edges = np.empty(len(mesh.edges) * 2, dtype=np.int32)
+    mesh.edges.foreach_get("vertices", edges)
+    return SkinnedMesh(
+        object=obj.name,
+        armature_object=arm.name,
+        rest=rest,
+        group_names=tuple(g.name for g in obj.vertex_groups),
+        weights=group_weights(obj),
+        mesh_to_armature=premat,
+        bones=bones,
+        modifier=_settings(mod),
+        blender=blender_out,
+        edges=edges.reshape(-1, 2).astype(np.intp),
+        modelled=base,
+        blender_at_rest=at_rest,
+        cleared_channel=cleared,
+        armature_scale=np.array(arm_eval.matrix_world.to_scale(), dtype=np.float64),
+        parent=obj.parent.name if obj.parent else "",
+        shape_keys_active=active_keys,
+        modifiers_before=before,
+        unsupported=tuple(unsupported),
+    )

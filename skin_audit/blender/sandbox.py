@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A throw-away scene for evaluations the user's scene must not see.
+
+Copies of the user's objects (sharing their mesh data, never writing to it)
+are posed or trimmed here and evaluated by their own depsgraph; everything
+created is removed on exit, so ``bpy.data`` is as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import bpy
+
+PREFIX = "__skin_audit_"
+
+
+class Sandbox:
+    def __init__(self, scene: bpy.types.Scene) -> None:
+        self.scene = scene
+        self._created: list[tuple[object, bpy.types.ID]] = []
+
+    def track(self, collection, idb):
+        self._created.append((collection, idb))
+        return idb
+
+    def copy_object(self, obj: bpy.types.Object, copy_data: bool = False) -> bpy.types.Object:
+        """A linked copy of ``obj`` in the sandbox (its data copied too when asked)."""
+        dup = self.track(bpy.data.objects, obj.copy())
+        dup.name = PREFIX + obj.name
+        if copy_data and obj.data is not None:
+            data = obj.data.copy()
+            collection = bpy.data.meshes if isinstance(data, bpy.types.Mesh) else bpy.data.armatures
+            dup.data = self.track(collection, data)
+        self.scene.collection.objects.link(dup)
+        return dup
+
+    @property
+    def has_copies(self) -> bool:
+        return bool(self._created)
+
+    def depsgraph(self) -> bpy.types.Depsgraph:
+        """The sandbox scene's evaluated depsgraph (up to date)."""
+        view_layer = self.scene.view_layers[0]
+        with bpy.context.temp_override(scene=self.scene, view_layer=view_layer):
+            dg = bpy.context.evaluated_depsgraph_get()
+        dg.update()
+        return dg
+
+    def remove_all(self) -> None:
+        for collection, idb in reversed(self._created):
+            try:
+                collection.remove(idb)
+            except ReferenceError:  # already gone with its owner
+                pass
+        self._created.clear()
+
+
+@contextmanager
+def sandbox() -> Iterator[Sandbox]:
+    scene = bpy.data.scenes.new(PREFIX + "scene")
+    box = Sandbox(scene)
+    try:
+        yield box
+    finally:
+        box.remove_all()
+        bpy.data.scenes.remove(scene)

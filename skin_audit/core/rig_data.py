@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A skinned mesh and its armature as plain arrays: what the Blender layer
+extracts and the audit judges.  Spaces are named on every field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+F64 = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Bones:
+    """Every bone of an armature, in armature (object) space."""
+
+    names: tuple[str, ...]
+    parents: tuple[int, ...]  # -1 for a root
+    use_deform: NDArray[np.bool_]  # (J,)
+    rest: F64  # (J, 4, 4) bone.matrix_local
+    channel: F64  # (J, 4, 4) pose_bone.matrix_channel = pose @ rest^-1 (what the modifier uses)
+    bbone_segments: NDArray[np.int_]  # (J,)
+    use_envelope_multiply: NDArray[np.bool_]  # (J,)
+    heads: F64  # (J, 3) rest head
+    tails: F64  # (J, 3) rest tail
+
+    def index(self) -> dict[str, int]:
+        return {n: i for i, n in enumerate(self.names)}
+
+
+@dataclass(frozen=True)
+class ArmatureModifierSettings:
+    """The settings of one Armature modifier that change the deformation."""
+
+    name: str
+    use_vertex_groups: bool = True
+    use_bone_envelopes: bool = False
+    preserve_volume: bool = False
+    use_multi_modifier: bool = False
+    mask_group: str = ""
+    invert_mask: bool = False
+
+
+@dataclass(frozen=True)
+class SkinnedMesh:
+    """One mesh object deformed by one Armature modifier.
+
+    ``rest`` is the modifier's input (after shape keys and earlier modifiers),
+    ``blender`` its output as Blender evaluated it; both in the mesh object's
+    space.  ``weights`` holds every vertex group, row ``g`` for
+    ``group_names[g]``, float32 as Blender stores them.
+    """
+
+    object: str
+    armature_object: str
+    rest: F64  # (V, 3)
+    group_names: tuple[str, ...]
+    weights: NDArray[np.float32]  # (G, V)
+    mesh_to_armature: F64  # (4, 4) premat = (A^-1 M)
+    bones: Bones
+    modifier: ArmatureModifierSettings
+    blender: F64 | None = None  # (V, 3)
+    edges: NDArray[np.intp] = field(default_factory=lambda: np.zeros((0, 2), dtype=np.intp))
+    #: The mesh as modelled (no shape keys, no modifiers), object space.
+    modelled: F64 | None = None
+    #: Positions Blender gives with the armature at its rest position (object space), if measured.
+    blender_at_rest: F64 | None = None
+    #: Channel matrices with every pose channel cleared (constraints, drivers active), if measured.
+    cleared_channel: F64 | None = None
+    #: Armature object's world scale, (3,).
+    armature_scale: F64 = field(default_factory=lambda: np.ones(3))
+    parent: str = ""
+    #: Shape keys with non-zero value and modifiers ahead of the Armature modifier, by name.
+    shape_keys_active: tuple[str, ...] = ()
+    modifiers_before: tuple[str, ...] = ()
+    #: Features present that the numpy recomputation does not reproduce, with why.
+    unsupported: tuple[str, ...] = ()
+
+    @property
+    def vertex_count(self) -> int:
+        return int(self.rest.shape[0])
+
+    def size(self) -> float:
+        """Largest bounding-box side of the rest mesh (at least 1e-6)."""
+        if self.vertex_count == 0:
+            return 1.0
+        finite = self.rest[np.isfinite(self.rest).all(axis=1)]
+        return max(float(np.ptp(finite, axis=0).max()) if len(finite) else 1.0, 1e-6)
+
+    def group_bones(self) -> NDArray[np.intp]:
+        """(G,) bone index each group names, -1 for none."""
+        index = self.bones.index()
+        return np.array([index.get(n, -1) for n in self.group_names], dtype=np.intp)
+
+    def deform_groups(self) -> NDArray[np.intp]:
+        """(G,) bone index for groups naming a bone with Deform on, else -1 (Blender's pchan_from_defbase)."""
+        bones = self.group_bones()
+        deform = np.array([b >= 0 and bool(self.bones.use_deform[b]) for b in bones], dtype=bool)
+        return np.where(deform, bones, -1)

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The panel's last results, kept in memory per scene (never saved in the .blend).
+
+Results are Python data (findings, per-vertex arrays) that the panel reads in
+``draw()``; they are computed by operators only.  The cache is keyed by scene
+name and emptied when a file is loaded or the add-on is disabled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.audit_options import AuditOptions
+from ..core.findings import Finding
+from ..core.report import MeshAudit
+
+
+@dataclass(frozen=True)
+class TwistReadout:
+    """What "Measure" found on the demo rig at one angle and method."""
+
+    angle_deg: float
+    method: str
+    #: Mid-ring radius ratio on Blender's evaluated deformation.
+    mid_ring_blender: float
+    #: Closed form: |cos(theta/2)| for LBS, 1 for DQS.
+    mid_ring_closed_form: float
+    #: Largest displacement with the armature at rest (Blender's evaluation).
+    bind_drift: float
+    #: Largest |numpy - Blender| position difference at this pose.
+    numpy_vs_blender: float
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The last audit of a scene: its meshes, or the error that stopped it."""
+
+    meshes: tuple[MeshAudit, ...] = ()
+    options: AuditOptions | None = None
+    error: str = ""
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(f for m in self.meshes for f in m.findings)
+
+    def measure_names(self) -> tuple[str, ...]:
+        """Per-vertex measures present on at least one mesh, in first-seen order."""
+        names: dict[str, None] = {}
+        for mesh in self.meshes:
+            names.update(dict.fromkeys(mesh.measures))
+        return tuple(names)
+
+
+_twist: dict[str, TwistReadout] = {}
+_audit: dict[str, AuditResult] = {}
+
+
+def twist_readout(scene_name: str) -> TwistReadout | None:
+    return _twist.get(scene_name)
+
+
+def set_twist_readout(scene_name: str, readout: TwistReadout | None) -> None:
+    if readout is None:
+        _twist.pop(scene_name, None)
+    else:
+        _twist[scene_name] = readout
+
+
+def audit_result(scene_name: str) -> AuditResult | None:
+    return _audit.get(scene_name)
+
+
+def set_audit_result(scene_name: str, result: AuditResult | None) -> None:
+    if result is None:
+        _audit.pop(scene_name, None)
+    else:
+        _audit[scene_name] = result
+
+
+def clear() -> None:
+    """Forget every result (file loaded, add-on disabled)."""
+    _twist.clear()
+    _audit.clear()
