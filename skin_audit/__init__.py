@@ -10,12 +10,18 @@ __version__ = "0.1.0"
 
 
 def register() -> None:
+    """Add the sidebar panel, its operators and settings, and ``blender --command skin_audit``."""
     from . import ui
+    from .blender import cli_command
 
     ui.register()
+    cli_command.register()
 
 
 def unregister() -> None:
+    """Remove everything ``register()`` added, in reverse order."""
     from . import ui
+    from .blender import cli_command
 
+    cli_command.unregister()
     ui.unregister()

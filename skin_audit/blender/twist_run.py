@@ -68,7 +68,8 @@ def run_twist_experiment(
     rig = rig or demo_rig.build_demo_rig(context)
     arm, mesh = rig.armature, rig.mesh
     child = arm.pose.bones[demo_rig.CHILD_BONE]
-    saved = (child.rotation_mode, tuple(child.rotation_quaternion), arm.data.pose_position,
+    saved = (child.rotation_mode, tuple(child.rotation_quaternion), tuple(child.rotation_euler),
+             tuple(child.rotation_axis_angle), arm.data.pose_position,
              rig.modifier.use_deform_preserve_volume)
     try:
         mesh_world = read.matrix(mesh.matrix_world)
@@ -103,10 +104,12 @@ def run_twist_experiment(
                 checks.append(check_pose(method, angle, bind_vertices, triangles, w[:, child_j],
                                          ring_of, numpy_pos, blender_pos))
     finally:
-        child.rotation_mode = saved[0]
+        child.rotation_mode = saved[0]  # mode first: setting it converts the rotation
         child.rotation_quaternion = saved[1]
-        arm.data.pose_position = saved[2]
-        rig.modifier.use_deform_preserve_volume = saved[3]
+        child.rotation_euler = saved[2]
+        child.rotation_axis_angle = saved[3]
+        arm.data.pose_position = saved[4]
+        rig.modifier.use_deform_preserve_volume = saved[5]
         context.view_layer.update()
     scene = Scene(
         tool_version=__version__,

@@ -122,7 +122,7 @@ def translation_only_inverse(matrix: ArrayLike, name: str = "bind matrix") -> F6
             kind = "rotation and scale"
         raise UnsupportedInverseError(
             f"{name}{_where(bad)} contains {kind} (3x3 part differs from identity by "
-            f"{dev[bad]:.3g}); the translation-only inverse refuses it, use rigid_inverse"
+            f"{dev[bad]:.3g}); this helper inverts pure translations only"
         )
     inv = np.broadcast_to(np.eye(4), m.shape).copy()
     inv[..., :3, 3] = -m[..., :3, 3]

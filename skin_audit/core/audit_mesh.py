@@ -165,7 +165,8 @@ def _unsupported_vertices(mesh: SkinnedMesh, rec: Recomputed) -> NDArray[np.bool
 
 
 def _distance(a: F64, b: F64) -> F64:
-    return np.linalg.norm(a - b, axis=1)
+    out: F64 = np.linalg.norm(a - b, axis=1)
+    return out
 
 
 def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions) -> MeshAudit:

@@ -33,7 +33,8 @@ F64 = NDArray[np.float64]
 
 def apply_affine(m: F64, points: F64) -> F64:
     """(N, 3) points mapped by one (4, 4) matrix."""
-    return points @ m[:3, :3].T + m[:3, 3]
+    out: F64 = points @ m[:3, :3].T + m[:3, 3]
+    return out
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def mask_factor(mesh: SkinnedMesh) -> F64:
     """(V,) the modifier's vertex-group mask ``a`` (1 where there is no mask)."""
     if not mesh.modifier.mask_group or mesh.modifier.mask_group not in mesh.group_names:
         return np.ones(mesh.vertex_count)
-    m = mesh.weights[mesh.group_names.index(mesh.modifier.mask_group)].astype(np.float64)
+    m: F64 = mesh.weights[mesh.group_names.index(mesh.modifier.mask_group)].astype(np.float64)
     return 1.0 - m if mesh.modifier.invert_mask else m
 
 

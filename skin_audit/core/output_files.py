@@ -32,14 +32,22 @@ def require_output_dir(path: str | os.PathLike[str]) -> Path:
 def write_all(folder: str | os.PathLike[str], files: Mapping[str, str]) -> list[Path]:
     """Write ``{name: text}`` into ``folder`` atomically as a set; return the paths."""
     out = require_output_dir(folder)
-    staging = Path(tempfile.mkdtemp(prefix=".skin_audit-", dir=out))
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=".skin_audit-", dir=out))
+    except OSError as exc:
+        raise InputError(f"cannot write in output folder {str(out)!r}: {exc}") from exc
+    written: list[Path] = []
     try:
         for name, text in files.items():
             (staging / name).write_text(text, encoding="utf-8")
-        written = []
         for name in files:
             os.replace(staging / name, out / name)
             written.append(out / name)
         return written
+    except OSError as exc:
+        # Take back what was already moved so no partial set is left.
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise InputError(f"cannot write the outputs in {str(out)!r}: {exc}") from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)

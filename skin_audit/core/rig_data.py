@@ -25,6 +25,9 @@ class Bones:
     use_envelope_multiply: NDArray[np.bool_]  # (J,)
     heads: F64  # (J, 3) rest head
     tails: F64  # (J, 3) rest tail
+    #: Per bone, per local axis (x, y, z): the rig's own rotation limits in radians
+    #: (Limit Rotation constraints, IK limits), or None where there is none.
+    limits: tuple[tuple[tuple[float, float] | None, ...], ...] = ()
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}

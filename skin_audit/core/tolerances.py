@@ -32,6 +32,9 @@ BIND_DRIFT_FLOAT64 = 1e-12
 #: numpy against closed forms (float64; seed measured ~2.2e-16).
 CLOSED_FORM_FLOAT64 = 1e-12
 
+#: The verifier's own float64 recomputation against the stored numpy positions.
+VERIFY_NUMPY_RELATIVE = 1e-10
+
 #: Blender (float32) against numpy, relative to the mesh's bounding size.
 #: Measured agreement is ~1e-7; 2e-6 allows about sixteen float32 steps.
 FLOAT32_RELATIVE = 2e-6

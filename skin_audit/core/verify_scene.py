@@ -17,11 +17,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from . import tolerances
 from .errors import InputError, VerificationError
 
 #: Relative tolerances of the verifier (documented in tolerances.py terms).
-FLOAT64 = 1e-12
-FLOAT32 = 2e-6
+FLOAT64 = tolerances.CLOSED_FORM_FLOAT64
+FLOAT32 = tolerances.FLOAT32_RELATIVE
+#: Stored numpy positions against the verifier's own float64 recomputation
+#: (different summation order, so a little above FLOAT64).
+NUMPY_RECOMPUTE = tolerances.VERIFY_NUMPY_RELATIVE
 
 
 @dataclass(frozen=True)
@@ -212,7 +216,7 @@ def verify_scene(data: dict[str, Any]) -> VerifyResult:
         e_bl = float(np.abs(mine - blender_pos).max())
         worst["numpy"] = max(worst["numpy"], e_np)
         worst["blender"] = max(worst["blender"], e_bl)
-        if not e_np <= 1e-10 * size:
+        if not e_np <= NUMPY_RECOMPUTE * size:
             v = int(np.abs(mine - numpy_pos).max(axis=1).argmax())
             problems.append(f"{label}: numpy vertex {v} is off by {e_np:.3g} from the recomputation")
         if not e_bl <= FLOAT32 * size:

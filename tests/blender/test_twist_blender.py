@@ -130,7 +130,9 @@ def test_modifier_matches_numpy_recomputation(run):
     scene = run.scene
     assert {(p.method, p.angle_deg) for p in scene.poses} == {(m, a) for m in ("lbs", "dqs") for a in ANGLES}
     assert float(np.ptp(scene.bind_vertices, axis=0).max()) == pytest.approx(2.0, abs=1e-6)
+    assert np.abs(scene.bind @ scene.bind_inverse - np.eye(4)).max() < 1e-6
     for pose in scene.poses:
+        assert np.abs(pose.skin - pose.current @ scene.bind_inverse).max() < 1e-12  # C = G B^-1
         diff = np.abs(pose.numpy_positions - pose.blender_positions).max()
         assert diff <= TOL32, f"{pose.method} {pose.angle_deg}: numpy vs Blender {diff:.3g}"
         if pose.method == "lbs":

@@ -114,15 +114,16 @@ def test_rigid_inverse_is_the_inverse_of_random_rigid_transforms():
 
 
 @pytest.mark.parametrize(
-    "linear, what",
+    "linear",
     [
-        (np.diag([1.0, 1.0, 1.01]), "scale"),
-        (np.array([[1.0, 0.2, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), "shear"),
-        (np.diag([-1.0, 1.0, 1.0]), "reflection"),
-        (-np.eye(3), "point reflection"),
+        np.diag([1.0, 1.0, 1.01]),
+        np.array([[1.0, 0.2, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]),
+        np.diag([-1.0, 1.0, 1.0]),
+        -np.eye(3),
     ],
+    ids=["scale", "shear", "reflection", "point-reflection"],
 )
-def test_rigid_inverse_refuses_scale_shear_and_reflection(linear, what):
+def test_rigid_inverse_refuses_scale_shear_and_reflection(linear):
     m = np.tile(np.eye(4), (3, 1, 1))
     m[1, :3, :3] = linear
     with pytest.raises(NotRigidError, match=r"bone\[1\] is not a rigid transform"):

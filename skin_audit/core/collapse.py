@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""How LBS squashes each vertex's neighbourhood.
+
+Blender blends ``M_v = sum_j w_j C_j / sum_j w_j``.  The 3x3 part of ``M_v`` maps
+a small neighbourhood of the vertex; its smallest singular value generalises
+the twisted cylinder's ``r'/r`` (for ``(1-w) I + w Rz(theta)`` it is exactly
+``sqrt(1 - 4 w (1-w) sin^2(theta/2))``) and its determinant is the local
+volume ratio.  Dual quaternion blending yields a rotation, so its measures
+are those of the blended rotation (1 for rigid bones).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import tolerances
+
+F64 = NDArray[np.float64]
+Columns = list[tuple[int, NDArray[np.intp], F64]]
+
+
+@dataclass(frozen=True)
+class Squash:
+    """Per-vertex measures of one pose (vertices in ``index`` only)."""
+
+    index: NDArray[np.intp]  # (N,) vertex indices
+    smallest: F64  # (N,) smallest singular value of the blended 3x3
+    det: F64  # (N,) determinant of the blended 3x3
+
+
+def blended_linear(columns: Columns, channel: F64, vertex_count: int) -> tuple[F64, F64]:
+    """Sum of ``w_j * C_j[:3, :3]`` and of ``w_j`` per vertex.
+
+    Parameters
+    ----------
+    columns : per deform group (bone, vertex indices, weights)
+    channel : (J, 4, 4) float64
+    vertex_count : V
+
+    Returns
+    -------
+    linear : (V, 3, 3) float64, not yet divided by the weight sum
+    contrib : (V,) float64
+    """
+    linear = np.zeros((vertex_count, 3, 3))
+    contrib = np.zeros(vertex_count)
+    for bone, idx, w in columns:
+        linear[idx] += w[:, None, None] * channel[bone, :3, :3]
+        contrib[idx] += w
+    return linear, contrib
+
+
+def squash_measures(linear: F64, contrib: F64) -> tuple[F64, F64]:
+    """(smallest singular value, determinant) of ``linear / contrib`` per vertex.
+
+    Vertices Blender does not move (sum <= 1e-4) keep their shape: (1, 1).
+    """
+    moved = contrib > tolerances.BLENDER_MIN_CONTRIB
+    a = linear[moved] / contrib[moved, None, None]
+    # Singular values are square roots of the eigenvalues of A^T A (symmetric: eigvalsh).
+    gram = np.einsum("vki,vkj->vij", a, a)  # vki,vkj->vij: A^T A per vertex
+    smallest = np.ones(len(contrib))
+    det = np.ones(len(contrib))
+    smallest[moved] = np.sqrt(np.maximum(np.linalg.eigvalsh(gram)[:, 0], 0.0))
+    det[moved] = np.linalg.det(a)
+    return smallest, det
+
+
+def dqs_rotation_measures(real: F64) -> tuple[F64, F64]:
+    """Measures of the rotation a blended (unnormalised) dual quaternion applies: (smallest sv, det).
+
+    ``real`` is (N, 4); the blended map is ``q p q* / |q|^2``, a rotation, so both
+    are 1 up to rounding; computed rather than assumed so a broken blend shows.
+    """
+    w, x, y, z = real.T
+    n = np.sum(real * real, axis=1)
+    rot = np.stack([
+        np.stack([w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), w * w + y * y - x * x - z * z, 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), w * w + z * z - x * x - y * y], -1),
+    ], -2) / n[:, None, None]
+    gram = np.einsum("vki,vkj->vij", rot, rot)  # vki,vkj->vij: R^T R per vertex
+    return np.sqrt(np.maximum(np.linalg.eigvalsh(gram)[:, 0], 0.0)), np.linalg.det(rot)

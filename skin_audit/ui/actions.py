@@ -1,0 +1,216 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What each panel button does, as plain functions the operators call.
+
+Each function reads the scene, calls ``blender/`` and ``core/``, keeps the
+results in ``state`` for the panel, and raises ``SkinAuditError`` with a
+message a person can act on.  Tests call the operators; nothing here draws.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import bpy
+
+from .. import __version__
+from ..blender import audit_scene, demo_rig, heatmap, selection
+from ..blender.twist_run import run_twist_experiment
+from ..core.errors import InputError, SkinAuditError
+from ..core.output_files import write_all
+from ..core.report import AuditReport, FileAudit
+from . import state
+from .properties import SkinAuditSettings, audit_options
+
+
+@contextmanager
+def progress(context: bpy.types.Context) -> Iterator[Callable[[int, int], None]]:
+    """A ``step(done, total)`` callback driving the window manager's progress indicator.
+
+    A no-op when there is no window to show it in.
+    """
+    wm = context.window_manager
+    if wm is None or context.window is None:
+        yield lambda _done, _total: None
+        return
+    wm.progress_begin(0.0, 1.0)
+    try:
+        yield lambda done, total: wm.progress_update(done / max(total, 1))
+    finally:
+        wm.progress_end()
+
+
+# Twist demo ------------------------------------------------------------------
+
+
+def build_demo(context: bpy.types.Context, settings: SkinAuditSettings) -> demo_rig.DemoRig:
+    """Build (or rebuild) the demo rig, posed and switched as the panel's settings say."""
+    rig = demo_rig.build_demo_rig(context)
+    demo_rig.set_twist(rig, math.degrees(settings.twist_angle))
+    demo_rig.set_method(rig, settings.method.lower())
+    state.set_twist_readout(context.scene.name, None)
+    return rig
+
+
+def require_demo_rig(scene: bpy.types.Scene) -> demo_rig.DemoRig:
+    rig = demo_rig.find_demo_rig(scene)
+    if rig is None:
+        raise InputError(f"scene {scene.name!r} has no demo rig: press Build Demo Rig first")
+    return rig
+
+
+def measure_twist(context: bpy.types.Context, settings: SkinAuditSettings) -> state.TwistReadout:
+    """Measure the demo rig at the slider's angle and method; keep the numbers for the panel."""
+    rig = require_demo_rig(context.scene)
+    method = settings.method.lower()
+    run = run_twist_experiment([math.degrees(settings.twist_angle)], [method], context=context, rig=rig)
+    pose, bind = run.checks[0], run.binds[0]
+    readout = state.TwistReadout(
+        angle_deg=pose.angle_deg,
+        method=method,
+        mid_ring_blender=pose.mid_ring_blender,
+        mid_ring_closed_form=pose.mid_ring_analytic,
+        bind_drift=bind.blender_drift,
+        numpy_vs_blender=pose.numpy_vs_blender,
+        findings=run.findings,
+    )
+    state.set_twist_readout(context.scene.name, readout)
+    return readout
+
+
+# Audit -----------------------------------------------------------------------
+
+
+def meshes_to_audit(context: bpy.types.Context) -> list[bpy.types.Object]:
+    """The active mesh, or the meshes the active armature deforms."""
+    return audit_scene.meshes_for_context(context)
+
+
+def run_audit(context: bpy.types.Context, settings: SkinAuditSettings) -> state.AuditResult:
+    """Audit the meshes of the context; the result (or the error) is kept for the panel.
+
+    Changes nothing in the user's data.
+    """
+    scene_name = context.scene.name
+    options = audit_options(settings)
+    try:
+        meshes = audit_scene.meshes_for_context(context)
+        if not meshes:
+            raise InputError("nothing to audit: select a mesh with an Armature modifier, or its armature")
+        with progress(context) as step:
+            audits = audit_scene.audit_meshes(context, meshes, options, progress=step)
+    except SkinAuditError as exc:
+        state.set_audit_result(scene_name, state.AuditResult(options=options, error=str(exc)))
+        raise
+    result = state.AuditResult(meshes=audits, options=options)
+    state.set_audit_result(scene_name, result)
+    return result
+
+
+def require_audit(scene: bpy.types.Scene) -> state.AuditResult:
+    result = state.audit_result(scene.name)
+    if result is None or not result.meshes:
+        raise InputError(f"scene {scene.name!r} has no audit results: press Run Audit first")
+    return result
+
+
+def _audited_object(name: str) -> bpy.types.Object:
+    obj = bpy.data.objects.get(name)
+    if obj is None:
+        raise InputError(f"object {name!r} no longer exists (renamed or deleted?): run the audit again")
+    return obj
+
+
+@dataclass(frozen=True)
+class Selected:
+    object: str
+    kind: str  # 'vertices' or 'bones'
+    count: int
+
+
+def select_finding(context: bpy.types.Context, mesh_index: int, finding_index: int, target: str) -> Selected:
+    """Select the vertices (Edit Mode) or bones (Pose Mode) that a finding names."""
+    result = require_audit(context.scene)
+    if not 0 <= mesh_index < len(result.meshes):
+        raise InputError(f"there is no audited mesh number {mesh_index}: run the audit again")
+    audit = result.meshes[mesh_index]
+    if not 0 <= finding_index < len(audit.findings):
+        raise InputError(f"{audit.object!r} has no finding number {finding_index}: run the audit again")
+    finding = audit.findings[finding_index]
+    if target == "BONES":
+        if not finding.bones or not audit.armature:
+            raise InputError(f"finding {finding.code!r} names no bone")
+        armature = _audited_object(audit.armature)
+        return Selected(armature.name, "bones", selection.select_bones(context, armature, finding.bones))
+    if not finding.vertices:
+        raise InputError(f"finding {finding.code!r} names no vertex")
+    obj = _audited_object(audit.object)
+    return Selected(obj.name, "vertices", selection.select_vertices(context, obj, finding.vertices))
+
+
+@dataclass(frozen=True)
+class Painted:
+    measure: str
+    objects: tuple[str, ...]
+    low: float
+    high: float
+    viewports: int
+
+
+def show_heatmap(context: bpy.types.Context, measure: str) -> Painted:
+    """Paint ``measure`` on every audited mesh that has it and show attribute colours."""
+    result = require_audit(context.scene)
+    painted, lows, highs = [], [], []
+    for audit in result.meshes:
+        if measure not in audit.measures:
+            continue
+        obj = _audited_object(audit.object)
+        low, high = heatmap.write_heat(obj, audit.measures[measure])
+        painted.append(obj.name)
+        lows.append(low)
+        highs.append(high)
+    if not painted:
+        raise InputError(f"no audited mesh has the measure {measure!r}")
+    viewports = heatmap.show_attribute_colors(context.window_manager)
+    return Painted(measure, tuple(painted), min(lows), max(highs), viewports)
+
+
+def clear_heatmap(context: bpy.types.Context) -> int:
+    """Remove the heatmap attribute from the audited meshes; returns how many had one."""
+    result = require_audit(context.scene)
+    removed = 0
+    for audit in result.meshes:
+        obj = bpy.data.objects.get(audit.object)
+        if obj is not None and heatmap.remove_heat(obj):
+            removed += 1
+    heatmap.hide_attribute_colors(context.window_manager)
+    return removed
+
+
+def report_json(result: state.AuditResult) -> str:
+    """The last audit as the JSON report (core.report's format)."""
+    options = result.options.to_dict() if result.options is not None else {}
+    report = AuditReport(
+        tool_version=__version__,
+        blender_version=bpy.app.version_string,
+        options=options,
+        files=(FileAudit(path=bpy.data.filepath, status="ok", meshes=result.meshes),),
+    )
+    return json.dumps(report.to_dict(), indent=1, allow_nan=False) + "\n"
+
+
+def export_report(context: bpy.types.Context, filepath: str) -> Path:
+    """Write the last audit to ``filepath`` as JSON, all or nothing."""
+    result = require_audit(context.scene)
+    if not filepath:
+        raise InputError("no file name given for the report")
+    path = Path(bpy.path.abspath(filepath))
+    if path.is_dir():
+        raise InputError(f"{str(path)!r} is a folder: give a file name ending in .json")
+    text = report_json(result)
+    (written,) = write_all(path.parent, {path.name: text})
+    return written

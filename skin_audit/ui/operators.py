@@ -1,0 +1,272 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The panel's buttons.  Each ``execute()`` reads settings, calls one function
+in ``actions``, forwards its messages with ``self.report`` and returns."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import EnumProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper
+
+from ..blender import demo_rig
+from ..core.errors import SkinAuditError
+from . import actions, state
+
+
+def _settings(context: bpy.types.Context):
+    scene = context.scene
+    return getattr(scene, "skin_audit", None) if scene is not None else None
+
+
+def _poll_scene(cls, context: bpy.types.Context) -> bool:
+    if _settings(context) is None:
+        cls.poll_message_set("Needs a scene")
+        return False
+    return True
+
+
+def _poll_not_edit(cls, context: bpy.types.Context, what: str) -> bool:
+    if context.mode.startswith("EDIT"):
+        cls.poll_message_set(f"Leave Edit Mode first: {what} reads the saved mesh")
+        return False
+    return True
+
+
+def _poll_audited(cls, context: bpy.types.Context) -> bool:
+    if not _poll_scene(cls, context):
+        return False
+    result = state.audit_result(context.scene.name)
+    if result is None or not result.meshes:
+        cls.poll_message_set("Run the audit first")
+        return False
+    return True
+
+
+def _cancel(op: bpy.types.Operator, exc: SkinAuditError) -> set[str]:
+    op.report({"ERROR"}, str(exc))
+    return {"CANCELLED"}
+
+
+class SKIN_AUDIT_OT_build_demo(bpy.types.Operator):
+    """Build the twist demo: a 216-vertex cylinder skinned to two bones (replaces a previous one)"""
+
+    bl_idname = "skin_audit.build_demo"
+    bl_label = "Build Demo Rig"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if not _poll_scene(cls, context):
+            return False
+        if context.mode != "OBJECT":
+            cls.poll_message_set("Switch to Object Mode to build the demo rig")
+            return False
+        return True
+
+    def execute(self, context):
+        try:
+            rig = actions.build_demo(context, context.scene.skin_audit)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        self.report({"INFO"}, f"Built {rig.mesh.name!r} skinned to {rig.armature.name!r}")
+        return {"FINISHED"}
+
+
+class SKIN_AUDIT_OT_measure_twist(bpy.types.Operator):
+    """Measure the demo rig at the slider's twist: Blender's mid-ring radius against the closed form"""
+
+    bl_idname = "skin_audit.measure_twist"
+    bl_label = "Measure"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        if not _poll_scene(cls, context):
+            return False
+        if demo_rig.find_demo_rig(context.scene) is None:
+            cls.poll_message_set("Build the demo rig first")
+            return False
+        return _poll_not_edit(cls, context, "measuring")
+
+    def execute(self, context):
+        try:
+            readout = actions.measure_twist(context, context.scene.skin_audit)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        for finding in readout.findings:
+            self.report({finding.severity}, finding.message)
+        self.report({"INFO"}, f"Mid-ring radius {readout.mid_ring_blender:.6g} "
+                              f"(closed form {readout.mid_ring_closed_form:.6g})")
+        return {"FINISHED"}
+
+
+class SKIN_AUDIT_OT_run_audit(bpy.types.Operator):
+    """Audit the active mesh, or every mesh the active armature deforms (changes nothing)"""
+
+    bl_idname = "skin_audit.run_audit"
+    bl_label = "Run Audit"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        if not _poll_scene(cls, context):
+            return False
+        if not _poll_not_edit(cls, context, "the audit"):
+            return False
+        if not actions.meshes_to_audit(context):
+            cls.poll_message_set("Select a mesh deformed by an armature, or the armature")
+            return False
+        return True
+
+    def execute(self, context):
+        try:
+            result = actions.run_audit(context, context.scene.skin_audit)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        counts = {s: sum(f.severity == s for f in result.findings) for s in ("ERROR", "WARNING", "INFO")}
+        worst = "ERROR" if counts["ERROR"] else "WARNING" if counts["WARNING"] else "INFO"
+        self.report({worst}, f"Audited {len(result.meshes)} mesh(es): {counts['ERROR']} error(s), "
+                             f"{counts['WARNING']} warning(s), {counts['INFO']} note(s)")
+        return {"FINISHED"}
+
+
+class SKIN_AUDIT_OT_select_finding(bpy.types.Operator):
+    """Select what this finding points at: its vertices (Edit Mode) or its bones (Pose Mode)"""
+
+    bl_idname = "skin_audit.select_finding"
+    bl_label = "Select Finding"
+    bl_options = {"REGISTER", "UNDO"}
+
+    mesh_index: IntProperty(name="Mesh", description="Audited mesh number", min=0, options={"SKIP_SAVE"})
+    finding_index: IntProperty(name="Finding", description="Finding number of that mesh", min=0,
+                               options={"SKIP_SAVE"})
+    target: EnumProperty(
+        name="Select",
+        items=(("VERTICES", "Vertices", "Select the finding's vertices in Edit Mode"),
+               ("BONES", "Bones", "Select the finding's bones in Pose Mode")),
+        default="VERTICES",
+        options={"SKIP_SAVE"},
+    )
+
+    @classmethod
+    def poll(cls, context):
+        return _poll_audited(cls, context)
+
+    @classmethod
+    def description(cls, context, properties):
+        result = state.audit_result(context.scene.name) if context.scene is not None else None
+        try:
+            finding = result.meshes[properties.mesh_index].findings[properties.finding_index]
+        except (AttributeError, IndexError):
+            return cls.__doc__
+        return f"Select the {properties.target.lower()} of: {finding.message}"
+
+    def execute(self, context):
+        try:
+            selected = actions.select_finding(context, self.mesh_index, self.finding_index, self.target)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        self.report({"INFO"}, f"Selected {selected.count} {selected.kind} of {selected.object!r}")
+        return {"FINISHED"}
+
+
+#: Blender keeps pointers into a dynamic enum's strings: hold them while they may be shown.
+_MEASURE_ITEMS: list[tuple[str, str, str]] = []
+
+
+def _measure_items(_self, context):
+    result = state.audit_result(context.scene.name) if context and context.scene else None
+    names = result.measure_names() if result is not None else ()
+    _MEASURE_ITEMS[:] = [(n, n.replace("_", " ").capitalize(), f"Paint {n}: red high, blue low")
+                         for n in names]
+    return _MEASURE_ITEMS
+
+
+class SKIN_AUDIT_OT_show_heatmap(bpy.types.Operator):
+    """Paint a per-vertex measure of the audit on the mesh (red high, blue low) and show it in the viewport"""
+
+    bl_idname = "skin_audit.show_heatmap"
+    bl_label = "Show Heatmap"
+    bl_options = {"REGISTER", "UNDO"}
+
+    measure: EnumProperty(name="Measure", description="Per-vertex measure to paint", items=_measure_items)
+
+    @classmethod
+    def poll(cls, context):
+        if not _poll_audited(cls, context):
+            return False
+        if context.mode != "OBJECT":
+            cls.poll_message_set("Switch to Object Mode to paint the heatmap")
+            return False
+        if not state.audit_result(context.scene.name).measure_names():
+            cls.poll_message_set("The audit measured nothing per vertex")
+            return False
+        return True
+
+    def execute(self, context):
+        try:
+            painted = actions.show_heatmap(context, self.measure)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        self.report({"INFO"}, f"Heatmap of {painted.measure} on {', '.join(painted.objects)}: "
+                              f"blue {painted.low:.4g}, red {painted.high:.4g}")
+        return {"FINISHED"}
+
+
+class SKIN_AUDIT_OT_clear_heatmap(bpy.types.Operator):
+    """Remove the heatmap colour attribute from the audited meshes"""
+
+    bl_idname = "skin_audit.clear_heatmap"
+    bl_label = "Clear Heatmap"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if not _poll_audited(cls, context):
+            return False
+        if context.mode != "OBJECT":
+            cls.poll_message_set("Switch to Object Mode to remove the heatmap")
+            return False
+        return True
+
+    def execute(self, context):
+        try:
+            removed = actions.clear_heatmap(context)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        self.report({"INFO"}, f"Removed the heatmap from {removed} mesh(es)")
+        return {"FINISHED"}
+
+
+class SKIN_AUDIT_OT_export_report(bpy.types.Operator, ExportHelper):
+    """Save the last audit as a JSON report"""
+
+    bl_idname = "skin_audit.export_report"
+    bl_label = "Export Report"
+    bl_options = {"REGISTER"}
+
+    filename_ext = ".json"
+    filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
+
+    @classmethod
+    def poll(cls, context):
+        return _poll_audited(cls, context)
+
+    def execute(self, context):
+        try:
+            path = actions.export_report(context, self.filepath)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        self.report({"INFO"}, f"Wrote {path}")
+        return {"FINISHED"}
+
+
+CLASSES = (
+    SKIN_AUDIT_OT_build_demo,
+    SKIN_AUDIT_OT_measure_twist,
+    SKIN_AUDIT_OT_run_audit,
+    SKIN_AUDIT_OT_select_finding,
+    SKIN_AUDIT_OT_show_heatmap,
+    SKIN_AUDIT_OT_clear_heatmap,
+    SKIN_AUDIT_OT_export_report,
+)
