@@ -12,6 +12,7 @@ from ..core.audit_options import AuditOptions
 from ..core.errors import InputError
 from ..core.report import MeshAudit
 from .extract import extract
+from .pose_check import spot_checker
 
 
 def armature_modifiers(obj: bpy.types.Object) -> list[bpy.types.ArmatureModifier]:
@@ -63,5 +64,5 @@ def audit_meshes(
     for k, (obj, mod) in enumerate(pairs):
         if progress is not None:
             progress(k, len(pairs))
-        results.append(audit_skinned_mesh(extract(obj, mod, depsgraph), options))
+        results.append(audit_skinned_mesh(extract(obj, mod, depsgraph), options, spot_checker(obj, mod)))
     return tuple(results)

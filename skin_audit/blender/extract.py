@@ -32,6 +32,23 @@ def _channels(arm_eval: bpy.types.Object, names: tuple[str, ...]) -> np.ndarray:
     return raw[[order[n] for n in names]]
 
 
+_AXES = ("x", "y", "z")
+
+
+def _rotation_limits(pb: bpy.types.PoseBone) -> tuple[tuple[float, float] | None, ...]:
+    """The bone's own rotation limits per local axis: Limit Rotation (local space) and IK limits."""
+    limits: list[tuple[float, float] | None] = [None, None, None]
+    for con in pb.constraints:
+        if con.type == "LIMIT_ROTATION" and not con.mute and con.owner_space == "LOCAL":
+            for a, axis in enumerate(_AXES):
+                if getattr(con, f"use_limit_{axis}"):
+                    limits[a] = (getattr(con, f"min_{axis}"), getattr(con, f"max_{axis}"))
+    for a, axis in enumerate(_AXES):
+        if limits[a] is None and getattr(pb, f"use_ik_limit_{axis}"):
+            limits[a] = (getattr(pb, f"ik_min_{axis}"), getattr(pb, f"ik_max_{axis}"))
+    return tuple(limits)
+
+
 def read_bones(arm_eval: bpy.types.Object) -> Bones:
     bones = arm_eval.data.bones
     names = tuple(b.name for b in bones)
@@ -57,6 +74,7 @@ def read_bones(arm_eval: bpy.types.Object) -> Bones:
         use_envelope_multiply=multiply,
         heads=heads.reshape(-1, 3).astype(np.float64),
         tails=tails.reshape(-1, 3).astype(np.float64),
+        limits=tuple(_rotation_limits(arm_eval.pose.bones[n]) for n in names),
     )
 
 
@@ -72,10 +90,15 @@ def _settings(mod: bpy.types.ArmatureModifier) -> ArmatureModifierSettings:
     )
 
 
-def _clear_pose(arm: bpy.types.Object) -> None:
+def clear_pose(arm: bpy.types.Object) -> None:
     """Clear every pose channel of a (sandbox) armature; constraints and drivers stay."""
     if arm.animation_data is not None:
         arm.animation_data.action = None
+    set_rest_channels(arm)
+
+
+def set_rest_channels(arm: bpy.types.Object) -> None:
+    """Every pose channel of a (sandbox) armature to its rest value."""
     for pb in arm.pose.bones:
         pb.location = (0.0, 0.0, 0.0)
         pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
@@ -84,7 +107,7 @@ def _clear_pose(arm: bpy.types.Object) -> None:
         pb.scale = (1.0, 1.0, 1.0)
 
 
-def _trim_after(obj: bpy.types.Object, keep_through: int, armature: bpy.types.Object | None) -> None:
+def trim_after(obj: bpy.types.Object, keep_through: int, armature: bpy.types.Object | None) -> None:
     """Drop modifiers after index ``keep_through`` from a sandbox copy; retarget armatures."""
     for mod in list(obj.modifiers)[keep_through + 1:]:
         obj.modifiers.remove(mod)
@@ -121,17 +144,17 @@ def extract(
         if before or active_keys:
             # The modifier's input: the stack evaluated up to (not including) it.
             copy = box.copy_object(obj)
-            _trim_after(copy, position - 1, None)
+            trim_after(copy, position - 1, None)
         if after:
             out_copy = box.copy_object(obj)
-            _trim_after(out_copy, position, None)
+            trim_after(out_copy, position, None)
         if measure_drift:
             arm_rest = box.copy_object(arm, copy_data=True)
             arm_rest.data.pose_position = "REST"
             rest_copy = box.copy_object(obj)
-            _trim_after(rest_copy, position, arm_rest)
+            trim_after(rest_copy, position, arm_rest)
             arm_cleared = box.copy_object(arm)
-            _clear_pose(arm_cleared)
+            clear_pose(arm_cleared)
         if box.has_copies:
             dg = box.depsgraph()
             if before or active_keys:

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from . import tolerances
 from .audit_options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
+from .audit_shape import SpotChecker, shape_checks
 from .blender_deform import Recomputed, engine_positions, recompute_blender
 from .findings import Finding, Severity
 from .report import MeshAudit
@@ -169,8 +170,12 @@ def _distance(a: F64, b: F64) -> F64:
     return out
 
 
-def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions) -> MeshAudit:
-    """Every check on one mesh and modifier; returns findings, metrics and per-vertex measures."""
+def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
+                       spot_checker: SpotChecker | None = None) -> MeshAudit:
+    """Every check on one mesh and modifier; returns findings, metrics and per-vertex measures.
+
+    ``spot_checker`` lets Blender re-evaluate a few of the sweep's test poses.
+    """
     size = mesh.size()
     rec = recompute_blender(mesh)
     deform_sum, influences = rec.contrib, rec.influences
@@ -262,5 +267,11 @@ def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions) -> MeshAudit:
             f"{int(far.sum())} vertices land up to {divergence.max():.3g} away in an engine (no renormalising, "
             f"top {options.max_influences} influences) from where Blender puts them; worst at pose "
             f"'{worst_pose}'", far, max_divergence=float(divergence.max()), pose=worst_pose))
+
+    # 4. Extreme poses, symmetry, stray weights.
+    shape = shape_checks(mesh, options, spot_checker, skip)
+    findings += shape.findings
+    metrics.update(shape.metrics)
+    measures.update(shape.measures)
 
     return MeshAudit(mesh.object, mesh.armature_object, mesh.vertex_count, metrics, tuple(findings), measures)

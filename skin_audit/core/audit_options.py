@@ -29,6 +29,19 @@ class AuditOptions:
     divergence_relative: float = 1e-3
     #: Bind drift beyond float32 precision of this relative size is reported.
     drift_relative: float = tolerances.FLOAT32_RELATIVE * 10
+    #: Pose sweep: each deform bone bent and twisted by these angles (and to its own limits).
+    sweep_degrees: tuple[float, ...] = (90.0, 180.0)
+    #: twist-collapse below this smallest singular value; volume-loss below this determinant.
+    collapse_threshold: float = 0.5
+    volume_threshold: float = 0.5
+    #: Mirror vertices must lie within this fraction of the mesh size of each other.
+    mirror_radius_relative: float = 1e-3
+    #: weight-asymmetry when a weight differs from its mirror by more than this.
+    asymmetry_tolerance: float = 0.05
+    #: Fewer matched mirror vertices than this fraction: the mesh is not symmetric.
+    symmetric_fraction: float = 0.9
+    #: How many of the worst sweep poses are re-evaluated in Blender.
+    spot_checks: int = 3
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 
 from . import tolerances
 from .errors import MeshError
+from .mesh_graph import component_labels
 
 RINGS = 9
 SEGMENTS = 24
@@ -97,17 +98,8 @@ def triangle_areas(vertices: NDArray[np.float64], triangles: NDArray[np.intp]) -
 
 
 def connected_components(vertex_count: int, edges: NDArray[np.intp]) -> int:
-    """Number of connected components of a graph (union-find, vectorised passes)."""
-    label = np.arange(vertex_count)
-    while True:
-        lo = np.minimum(label[edges[:, 0]], label[edges[:, 1]])
-        new = label.copy()
-        np.minimum.at(new, edges[:, 0], lo)
-        np.minimum.at(new, edges[:, 1], lo)
-        new = new[new]  # pointer jumping
-        if np.array_equal(new, label):
-            return int(np.unique(label).size)
-        label = new
+    """Number of connected pieces of a graph."""
+    return int(np.unique(component_labels(vertex_count, edges)).size)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from .stress_poses import posed_channels
 
 F64 = NDArray[np.float64]
 
-AXES = ("x", "y", "z")
+#: Twist first, so where a bend and a twist squash a vertex equally the twist is named.
+AXES = ("y", "x", "z")
 #: Blender bones point along local Y: turning about Y is a twist, about X or Z a bend.
 KIND = {"x": "bend", "y": "twist", "z": "bend"}
 
@@ -52,6 +53,9 @@ class SweepResult:
     det_pose: NDArray[np.intp]  # (V,)
     #: The same under DQS at the pose where LBS was worst.
     dqs_smallest: F64  # (V,)
+    #: Worst values over the moderate poses only: |angle| <= 90 degrees or the rig's own limits.
+    moderate_smallest: F64  # (V,)
+    moderate_det: F64  # (V,)
     #: Worst LBS value per bone (over that bone's poses), by bone index.
     per_bone: dict[int, float]
 
@@ -74,14 +78,19 @@ def sweep_poses(mesh: SkinnedMesh, degrees: Sequence[float]) -> list[SweepPose]:
     poses = []
     for j in sorted(used):
         limits = mesh.bones.limits[j] if mesh.bones.limits else (None, None, None)
-        for a, axis in enumerate(AXES):
+        for axis in AXES:
             angles = {(float(s * d), "default") for d in degrees for s in (1.0, -1.0)}
-            limit = limits[a]
+            limit = limits["xyz".index(axis)]  # limits are stored x, y, z
             if limit is not None:
                 lo, hi = limit
                 angles |= {(float(np.degrees(v)), "limit") for v in (lo, hi) if abs(v) > 1e-6}
             poses += [SweepPose(j, axis, deg, src) for deg, src in sorted(angles)]
     return poses
+
+
+def is_moderate(pose: SweepPose) -> bool:
+    """A pose a rig should survive: within 90 degrees, or at the rig's own limit."""
+    return pose.source == "limit" or abs(pose.degrees) <= 90.0 + 1e-9
 
 
 def pose_channel(mesh: SkinnedMesh, pose: SweepPose) -> F64:
@@ -110,6 +119,8 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     worst = np.full(v, -1, dtype=np.intp)
     det_pose = np.full(v, -1, dtype=np.intp)
     dqs_smallest = np.ones(v)
+    moderate_smallest = np.ones(v)
+    moderate_det = np.ones(v)
     per_bone: dict[int, float] = {}
     co = to_armature(mesh)
     total = np.zeros(v)
@@ -146,9 +157,13 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
             det[index[lower]] = d[lower]
             det_pose[index[lower]] = k
             bone_worst = min(bone_worst, float(s.min()))
+            if is_moderate(poses[k]):
+                moderate_smallest[index] = np.minimum(moderate_smallest[index], s)
+                moderate_det[index] = np.minimum(moderate_det[index], d)
             if better.any():
                 posed = replace(mesh, bones=replace(mesh.bones, channel=channel))
                 dual = accumulate_dual(co[index], local_cols, posed)
                 dqs_smallest[index[better]] = dqs_rotation_measures(dual.real[better])[0]
         per_bone[bone] = bone_worst
-    return SweepResult(tuple(poses), smallest, det, worst, det_pose, dqs_smallest, per_bone)
+    return SweepResult(tuple(poses), smallest, det, worst, det_pose, dqs_smallest, moderate_smallest, moderate_det,
+                       per_bone)

@@ -44,6 +44,11 @@ FLOAT32_RELATIVE = 2e-6
 #: 1.5e-6 to 1e-5 at a scene size of 3 (research note on armature_deform.cc).
 SKINNING_MATCH_RELATIVE = 2e-5
 
+#: Mirrored bone pairs: rest frames may differ from a true mirror image by this
+#: angle (degrees) and their heads by this fraction of the mesh size.
+MIRROR_ANGLE_DEGREES = 1.0
+MIRROR_DISTANCE_RELATIVE = 1e-3
+
 #: Blender's own rule: a vertex whose deform weights sum to <= this stays put
 #: (armature_deform.cc, ``contrib > 0.0001f``).
 BLENDER_MIN_CONTRIB = 1e-4

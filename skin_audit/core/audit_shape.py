@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Extreme poses, symmetry and stray weights: the shape checks of an audit.
+
+``spot_checker`` is how Blender re-evaluates a few sweep poses (the blender/
+layer passes it in), so this module stays numpy-only while the sweep is
+still proven against Blender's own deformation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import tolerances
+from .audit_options import AuditOptions
+from .blender_deform import recompute_blender, to_armature
+from .findings import Finding, Severity
+from .pose_sweep import SweepPose, SweepResult, pose_channel, run_sweep
+from .rig_data import SkinnedMesh
+from .stray_weights import find_stray_weights
+from .symmetry import mirror_mismatch, mirror_weights, pair_bones
+
+F64 = NDArray[np.float64]
+#: Given sweep poses, Blender's deformed positions (object space) for each.
+SpotChecker = Callable[[Sequence[SweepPose]], Sequence[F64]]
+
+
+@dataclass
+class ShapeResult:
+    findings: list[Finding] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    measures: dict[str, F64] = field(default_factory=dict)
+
+
+def _pose_details(pose: SweepPose, names: Sequence[str]) -> dict[str, Any]:
+    return {"pose": pose.label(names), "bone": names[pose.bone], "axis": pose.axis, "degrees": pose.degrees}
+
+
+def _sweep_findings(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, out: ShapeResult) -> None:
+    names = mesh.bones.names
+    out.measures["collapse"] = sweep.smallest
+    out.measures["volume"] = sweep.det
+    out.metrics["min_singular_value"] = float(sweep.smallest.min(initial=1.0))
+    out.metrics["min_volume_ratio"] = float(sweep.det.min(initial=1.0))
+    out.metrics["collapse_by_bone"] = {names[b]: v for b, v in sorted(sweep.per_bone.items())}
+    for code, values, moderate, pose_of, threshold, what in (
+        ("twist-collapse", sweep.smallest, sweep.moderate_smallest, sweep.worst_pose, options.collapse_threshold,
+         "shrink to {v:.3g} of their size (smallest singular value)"),
+        ("volume-loss", sweep.det, sweep.moderate_det, sweep.det_pose, options.volume_threshold,
+         "keep {v:.3g} of their volume (determinant)"),
+    ):
+        # WARNING where a pose the rig should survive (<= 90 deg, or its own limits) already
+        # squashes the vertex; INFO where only the 180-degree extremes do.
+        warn = moderate < threshold
+        info = (values < threshold) & ~warn
+        levels: tuple[tuple[Severity, NDArray[np.bool_]], ...] = (("WARNING", warn), ("INFO", info))
+        for severity, bad in levels:
+            if bad.any():
+                out.findings.append(_squash_finding(code, severity, bad, values, pose_of, what, sweep, names))
+
+
+def _squash_finding(code: str, severity: Severity, bad: NDArray[np.bool_], values: F64,
+                    pose_of: NDArray[np.intp], what: str, sweep: SweepResult, names: Sequence[str]) -> Finding:
+    worst_v = int(np.flatnonzero(bad)[np.argmin(values[bad])])
+    pose = sweep.poses[pose_of[worst_v]]
+    bones = sorted({names[sweep.poses[k].bone] for k in np.unique(pose_of[bad]) if k >= 0})
+    dqs = float(sweep.dqs_smallest[bad].min())
+    keeps = "would keep their shape" if dqs > 1.0 - 1e-6 else f"would reach {dqs:.3g}"
+    scope = "" if severity == "WARNING" else " (only at 180-degree test poses)"
+    return Finding(
+        code, severity,
+        f"{int(bad.sum())} vertices {what.format(v=float(values[worst_v]))} at the worst test pose "
+        f"'{pose.label(names)}' (vertex {worst_v}){scope}; bones responsible: {', '.join(bones[:6])}. "
+        f"This is linear blend skinning, not the data: Preserve Volume (DQS) {keeps}",
+        int(bad.sum()), tuple(int(i) for i in np.flatnonzero(bad)), tuple(bones), (),
+        {**_pose_details(pose, names), "worst": float(values[worst_v]), "worst_vertex": worst_v, "dqs_worst": dqs},
+    )
+
+
+def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, checker: SpotChecker,
+                keep: NDArray[np.bool_], out: ShapeResult) -> None:
+    """Re-evaluate the worst sweep poses in Blender and compare with numpy."""
+    order = np.argsort(sweep.smallest, kind="stable")
+    chosen: list[int] = []
+    for v in order:
+        k = int(sweep.worst_pose[v])
+        if k >= 0 and k not in chosen:
+            chosen.append(k)
+        if len(chosen) == options.spot_checks:
+            break
+    if not chosen:
+        return
+    poses = [sweep.poses[k] for k in chosen]
+    blender = checker(poses)
+    worst = 0.0
+    tol = tolerances.SKINNING_MATCH_RELATIVE * max(mesh.size(), 1.0)
+    for pose, positions in zip(poses, blender, strict=True):
+        numpy_positions = recompute_blender(mesh, pose_channel(mesh, pose)).positions
+        if len(positions) != mesh.vertex_count:
+            continue  # the stack changes the vertex count: reported as not reproduced already
+        diff = float(np.linalg.norm(numpy_positions - positions, axis=1)[keep].max(initial=0.0))
+        worst = max(worst, diff)
+        if diff > tol:
+            out.findings.append(Finding(
+                "sweep-mismatch", "ERROR",
+                f"test pose '{pose.label(mesh.bones.names)}' deforms differently in Blender than in the numpy "
+                f"sweep (by {diff:.3g}); the sweep's numbers cannot be trusted for this rig",
+                details=_pose_details(pose, mesh.bones.names)))
+    out.metrics["sweep_spot_checks"] = len(poses)
+    out.metrics["sweep_spot_check_max_difference"] = worst
+
+
+def _symmetry_findings(mesh: SkinnedMesh, options: AuditOptions, out: ShapeResult) -> None:
+    b = mesh.bones
+    pairs = pair_bones(b.names, b.heads)
+    if pairs.unpaired:
+        names = [b.names[j] for j in pairs.unpaired]
+        out.findings.append(Finding(
+            "unpaired-side-bone", "WARNING",
+            f"{len(names)} side bones have no mirror partner by name: {', '.join(names[:6])}",
+            len(names), bones=tuple(names)))
+    bad = [(a, c, ang, dist) for a, c, ang, dist in mirror_mismatch(b.rest, pairs)
+           if ang > tolerances.MIRROR_ANGLE_DEGREES or dist > tolerances.MIRROR_DISTANCE_RELATIVE * mesh.size()]
+    if bad:
+        worst = max(bad, key=lambda t: t[2])
+        out.findings.append(Finding(
+            "mirror-axis-mismatch", "WARNING",
+            f"{len(bad)} bone pairs are not mirror images at rest; worst '{b.names[worst[0]]}' / "
+            f"'{b.names[worst[1]]}' by {worst[2]:.1f} deg (a rolled bone makes the arm flip or the knee bend "
+            "backwards on mirrored poses)",
+            len(bad), bones=tuple(b.names[i] for a, c, _, _ in bad for i in (a, c)),
+            details={"worst_angle_degrees": worst[2], "worst_head_distance": worst[3]}))
+    if not pairs.pairs:
+        out.findings.append(Finding(
+            "mesh-not-symmetric", "INFO", "the rig has no left/right bone pairs; weight symmetry was not checked"))
+        return
+    points = to_armature(mesh)
+    mirror = mirror_weights(points, mesh.weights, mesh.group_names, pairs.plane_x,
+                            options.mirror_radius_relative * mesh.size())
+    out.metrics["mirror_matched_fraction"] = mirror.matched_fraction
+    if mirror.matched_fraction < options.symmetric_fraction:
+        out.findings.append(Finding(
+            "mesh-not-symmetric", "INFO",
+            f"only {mirror.matched_fraction:.0%} of the vertices have a mirror vertex across x = "
+            f"{pairs.plane_x:.4g}; weight symmetry was not checked"))
+        return
+    out.measures["asymmetry"] = mirror.difference
+    out.metrics["max_weight_asymmetry"] = float(mirror.difference.max(initial=0.0))
+    asym = mirror.difference > options.asymmetry_tolerance
+    if asym.any():
+        v = int(np.argmax(mirror.difference))
+        group = mesh.group_names[mirror.worst_group[v]]
+        out.findings.append(Finding(
+            "weight-asymmetry", "WARNING",
+            f"{int(asym.sum())} vertices weigh differently from their mirror vertex; worst vertex {v} "
+            f"(mirror {int(mirror.partner[v])}) in group '{group}' by {mirror.difference[v]:.3g}",
+            int(asym.sum()), tuple(int(i) for i in np.flatnonzero(asym)),
+            groups=tuple(sorted({mesh.group_names[g] for g in mirror.worst_group[asym]})),
+            details={"worst_vertex": v, "mirror_vertex": int(mirror.partner[v]),
+                     "worst_difference": float(mirror.difference[v])}))
+
+
+def _stray_findings(mesh: SkinnedMesh, out: ShapeResult) -> None:
+    size = mesh.size()
+    strays = find_stray_weights(to_armature(mesh), mesh.weights, mesh.deform_groups(), mesh.bones.heads,
+                                mesh.bones.tails, mesh.edges, size)
+    measure = np.zeros(mesh.vertex_count)
+    for s in strays:
+        measure[s.far] = 1.0
+        measure[s.islands] = 1.0
+    out.measures["stray"] = measure
+    if not strays:
+        return
+    vertices = np.unique(np.concatenate([np.concatenate([s.far, s.islands]) for s in strays]))
+    groups = [mesh.group_names[s.group] for s in strays]
+    parts = [f"'{mesh.group_names[s.group]}' ({len(s.far)} far, {len(s.islands)} in islands)" for s in strays]
+    out.findings.append(Finding(
+        "stray-weights", "WARNING",
+        f"{len(vertices)} vertices carry weights that bleed from their bone: {', '.join(parts[:5])}",
+        len(vertices), tuple(int(i) for i in vertices), tuple(mesh.bones.names[s.bone] for s in strays),
+        tuple(groups)))
+
+
+def shape_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChecker | None = None,
+                 skip: NDArray[np.bool_] | None = None) -> ShapeResult:
+    """Pose sweep (with Blender spot checks), symmetry and stray weights for one mesh.
+
+    ``skip`` marks vertices whose deformation the recomputation does not
+    reproduce (B-Bones, envelopes...); spot checks leave them out.
+    """
+    out = ShapeResult()
+    sweep = run_sweep(mesh, options.sweep_degrees)
+    _sweep_findings(mesh, sweep, options, out)
+    if spot_checker is not None:
+        keep = np.ones(mesh.vertex_count, dtype=bool) if skip is None else ~skip
+        _spot_check(mesh, sweep, options, spot_checker, keep, out)
+    _symmetry_findings(mesh, options, out)
+    _stray_findings(mesh, out)
+    return out

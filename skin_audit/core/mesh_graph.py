@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Graph helpers on mesh edges and points: connected pieces, nearest neighbours."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+F64 = NDArray[np.float64]
+
+
+def component_labels(vertex_count: int, edges: NDArray[np.intp]) -> NDArray[np.intp]:
+    """(V,) label of each vertex's connected piece (the smallest vertex index in it).
+
+    Hook each edge's larger label onto the smaller, then pointer-jump, until
+    nothing changes; vectorised, a few dozen passes even on large meshes.
+    """
+    label = np.arange(vertex_count, dtype=np.intp)
+    if len(edges) == 0:
+        return label
+    a, b = edges[:, 0], edges[:, 1]
+    while True:
+        la, lb = label[a], label[b]
+        lo = np.minimum(la, lb)
+        new = label.copy()
+        np.minimum.at(new, la, lo)
+        np.minimum.at(new, lb, lo)
+        while True:
+            jumped = new[new]
+            if np.array_equal(jumped, new):
+                break
+            new = jumped
+        if np.array_equal(new, label):
+            return label
+        label = new
+
+
+_HASH = np.array([73856093, 19349663, 83492791], dtype=np.int64)
+
+
+def _cell_hash(cells: NDArray[np.int64]) -> NDArray[np.int64]:
+    out: NDArray[np.int64] = (cells * _HASH).sum(axis=1)
+    return out
+
+
+def nearest_within(points: F64, queries: F64, radius: float) -> NDArray[np.intp]:
+    """(Q,) index of the nearest point within ``radius`` of each query, -1 when none.
+
+    Points are hashed into cubic cells of side ``radius``; a query looks in its
+    own cell and the 26 around it, so no pair closer than ``radius`` is missed.
+    """
+    if len(points) == 0 or len(queries) == 0:
+        return np.full(len(queries), -1, dtype=np.intp)
+    cells = np.floor(points / radius).astype(np.int64)
+    keys = _cell_hash(cells)
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    qcells = np.floor(queries / radius).astype(np.int64)
+    best = np.full(len(queries), -1, dtype=np.intp)
+    best_d = np.full(len(queries), radius)
+    offsets = np.stack(np.meshgrid([-1, 0, 1], [-1, 0, 1], [-1, 0, 1], indexing="ij"), -1).reshape(-1, 3)
+    for off in offsets:
+        qk = _cell_hash(qcells + off)
+        lo = np.searchsorted(sorted_keys, qk, "left")
+        hi = np.searchsorted(sorted_keys, qk, "right")
+        for c in range(int((hi - lo).max(initial=0))):
+            has = lo + c < hi
+            q = np.flatnonzero(has)
+            cand = order[lo[q] + c]
+            d = np.linalg.norm(points[cand] - queries[q], axis=1)
+            closer = d <= best_d[q]
+            best[q[closer]] = cand[closer]
+            best_d[q[closer]] = d[closer]
+    return best

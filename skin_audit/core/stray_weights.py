@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Weights that bleed: vertices far from their bone compared with the bone's
+other vertices, and a bone's weighted region split into islands on one piece
+of the mesh (seed 004: weights bleeding across parts)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .mesh_graph import component_labels
+
+F64 = NDArray[np.float64]
+
+#: A vertex is far when its distance to the bone exceeds FAR_FACTOR times the
+#: bone's 90th-percentile distance plus FAR_MARGIN of the mesh size.
+FAR_FACTOR = 3.0
+FAR_MARGIN = 0.05
+#: Bones with fewer weighted vertices are not judged for distance.
+MIN_VERTICES = 8
+
+
+def segment_distance(points: F64, head: F64, tail: F64) -> F64:
+    """(N,) distance of each point to the segment head-tail."""
+    axis = tail - head
+    length2 = float(axis @ axis)
+    t = np.zeros(len(points)) if length2 == 0.0 else np.clip((points - head) @ axis / length2, 0.0, 1.0)
+    out: F64 = np.linalg.norm(points - (head + t[:, None] * axis), axis=1)
+    return out
+
+
+@dataclass(frozen=True)
+class StrayGroup:
+    group: int
+    bone: int
+    far: NDArray[np.intp]  # vertex indices far from the bone
+    islands: NDArray[np.intp]  # vertex indices in the smaller separate pieces
+    worst_distance: float
+
+
+def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: NDArray[np.intp],
+                       heads: F64, tails: F64, edges: NDArray[np.intp], size: float) -> list[StrayGroup]:
+    """Per deform group, its far vertices and its island vertices (empty groups skipped).
+
+    Parameters
+    ----------
+    points : (V, 3) float64, armature space rest positions
+    weights : (G, V) float32
+    group_bones : (G,) bone of each group, -1 for none
+    heads, tails : (J, 3) float64 rest bone segments, armature space
+    edges : (E, 2) intp mesh edges
+    """
+    pieces = component_labels(len(points), edges)
+    out = []
+    for g, bone in enumerate(group_bones):
+        if bone < 0:
+            continue
+        weighted = weights[g] > 0
+        idx = np.flatnonzero(weighted)
+        if idx.size == 0:
+            continue
+        far = np.zeros(0, dtype=np.intp)
+        worst = 0.0
+        if idx.size >= MIN_VERTICES:
+            d = segment_distance(points[idx], heads[bone], tails[bone])
+            limit = FAR_FACTOR * float(np.percentile(d, 90)) + FAR_MARGIN * size
+            far = idx[d > limit]
+            worst = float(d.max())
+        # Islands: pieces of the weighted region within one connected piece of the mesh.
+        inner = edges[weighted[edges[:, 0]] & weighted[edges[:, 1]]]
+        region = component_labels(len(points), inner)[idx]
+        island_vertices: list[NDArray[np.intp]] = []
+        for piece in np.unique(pieces[idx]):
+            on_piece = pieces[idx] == piece
+            labels, counts = np.unique(region[on_piece], return_counts=True)
+            if labels.size > 1:
+                keep = labels[np.argmax(counts)]
+                island_vertices.append(idx[on_piece & (region != keep)])
+        islands = np.concatenate(island_vertices) if island_vertices else np.zeros(0, dtype=np.intp)
+        if far.size or islands.size:
+            out.append(StrayGroup(g, int(bone), far, islands, worst))
+    return out
