@@ -23,8 +23,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    sys.exit("build_extension: Python 3.11 or newer is needed (blender_ext.py reads TOML)")
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "skin_audit"
@@ -104,9 +108,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blender-ext", type=Path, help="path of Blender's blender_ext.py")
     parser.add_argument("--root", type=Path, default=ROOT, help="checkout to build from (default: this one)")
     args = parser.parse_args(argv)
-    if sys.version_info < (3, 11):
-        print("build_extension: Python 3.11 or newer is needed (blender_ext.py reads TOML)", file=sys.stderr)
-        return 2
     try:
         tool = args.blender_ext or find_blender_ext()
         if not tool.is_file():

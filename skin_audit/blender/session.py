@@ -19,7 +19,12 @@ def require_bpy() -> None:
 
 
 def reset_to_empty_scene() -> None:
-    """Start from Blender's factory settings with an empty scene (headless runs only)."""
+    """Start from Blender's factory startup file with an empty scene (headless runs only).
+
+    read_homefile, not read_factory_settings: the latter also resets the
+    preferences, which disables every add-on, this extension included, in the
+    middle of a ``blender --command skin_audit`` run.
+    """
     import bpy
 
-    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)

@@ -136,14 +136,16 @@ def summary_text(
     for b in binds:
         lines.append(f"bind-pose drift {b.method.upper()}: numpy {b.numpy_drift:.3g}, "
                      f"Blender {b.blender_drift:.3g}")
-    lines += ["", "method  angle  mid ring r'/r: analytic       numpy            Blender"
-              "      | max |numpy-Blender|  ring err (np/bl)   degenerate tris"]
+    header = ("method", "angle", "mid r'/r analytic", "numpy", "Blender", "|np-Bl| max", "ring err np",
+              "ring err Bl", "degenerate")
+    row = "{:<6} {:>6} {:>18} {:>22} {:>14} {:>11} {:>11} {:>11} {:>10}"
+    lines += ["", row.format(*header)]
     for c in checks:
-        lines.append(
-            f"{c.method.upper():6} {c.angle_deg:6g}  {c.mid_ring_analytic:16.15g} {c.mid_ring_numpy:16.15g} "
-            f"{c.mid_ring_blender:12.8g} | {c.numpy_vs_blender:9.3g}          "
-            f"{c.ring_error_numpy:8.2g} / {c.ring_error_blender:8.2g}  {c.degenerate_blender:4d}"
-        )
+        lines.append(row.format(
+            c.method.upper(), f"{c.angle_deg:g}", f"{c.mid_ring_analytic:.15g}", f"{c.mid_ring_numpy:.15g}",
+            f"{c.mid_ring_blender:.8g}", f"{c.numpy_vs_blender:.3g}", f"{c.ring_error_numpy:.2g}",
+            f"{c.ring_error_blender:.2g}", str(c.degenerate_blender),
+        ))
     if seed is not None:
         lines += ["", "Seed reproduction (pure float64 numpy, no Blender):",
                   f"  bind drift {seed.bind_drift:.3g}; mid-ring radius at "

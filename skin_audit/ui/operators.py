@@ -10,6 +10,7 @@ from bpy_extras.io_utils import ExportHelper
 
 from ..blender import demo_rig
 from ..core.errors import SkinAuditError
+from ..core.findings import worst_severity
 from . import actions, state
 
 
@@ -45,6 +46,15 @@ def _poll_audited(cls, context: bpy.types.Context) -> bool:
 def _cancel(op: bpy.types.Operator, exc: SkinAuditError) -> set[str]:
     op.report({"ERROR"}, str(exc))
     return {"CANCELLED"}
+
+
+def _report_finding(op: bpy.types.Operator, severity: str, message: str) -> None:
+    # An ERROR report means "the operator failed" to Blender (a script calling it
+    # gets a RuntimeError); a finding is a result, so it is at most a warning.
+    if severity == "ERROR":
+        op.report({"WARNING"}, f"Error: {message}")
+    else:
+        op.report({severity}, message)
 
 
 class SKIN_AUDIT_OT_build_demo(bpy.types.Operator):
@@ -94,7 +104,7 @@ class SKIN_AUDIT_OT_measure_twist(bpy.types.Operator):
         except SkinAuditError as exc:
             return _cancel(self, exc)
         for finding in readout.findings:
-            self.report({finding.severity}, finding.message)
+            _report_finding(self, finding.severity, finding.message)
         self.report({"INFO"}, f"Mid-ring radius {readout.mid_ring_blender:.6g} "
                               f"(closed form {readout.mid_ring_closed_form:.6g})")
         return {"FINISHED"}
@@ -123,10 +133,9 @@ class SKIN_AUDIT_OT_run_audit(bpy.types.Operator):
             result = actions.run_audit(context, context.scene.skin_audit)
         except SkinAuditError as exc:
             return _cancel(self, exc)
-        counts = {s: sum(f.severity == s for f in result.findings) for s in ("ERROR", "WARNING", "INFO")}
-        worst = "ERROR" if counts["ERROR"] else "WARNING" if counts["WARNING"] else "INFO"
-        self.report({worst}, f"Audited {len(result.meshes)} mesh(es): {counts['ERROR']} error(s), "
-                             f"{counts['WARNING']} warning(s), {counts['INFO']} note(s)")
+        # Findings are results, not a failure: at most a warning (an ERROR report would raise in scripts).
+        level = "INFO" if worst_severity(result.findings) in (None, "INFO") else "WARNING"
+        self.report({level}, f"Audited {result.summary()}")
         return {"FINISHED"}
 
 
@@ -155,11 +164,13 @@ class SKIN_AUDIT_OT_select_finding(bpy.types.Operator):
     @classmethod
     def description(cls, context, properties):
         result = state.audit_result(context.scene.name) if context.scene is not None else None
-        try:
-            finding = result.meshes[properties.mesh_index].findings[properties.finding_index]
-        except (AttributeError, IndexError):
-            return cls.__doc__
-        return f"Select the {properties.target.lower()} of: {finding.message}"
+        meshes = result.meshes if result is not None else ()
+        if properties.mesh_index < len(meshes):
+            findings = meshes[properties.mesh_index].findings
+            if properties.finding_index < len(findings):
+                what = properties.target.lower()
+                return f"Select the {what} of: {findings[properties.finding_index].message}"
+        return cls.__doc__
 
     def execute(self, context):
         try:

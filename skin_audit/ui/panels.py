@@ -13,7 +13,7 @@ import textwrap
 import bpy
 
 from ..blender import demo_rig
-from ..core.findings import Finding
+from ..core.findings import Finding, worst_severity
 from . import state
 
 #: Blender icons for the three severities.
@@ -67,18 +67,15 @@ class SKIN_AUDIT_PT_main(SkinAuditPanel, bpy.types.Panel):
 def _verdict(result: state.AuditResult) -> str:
     if result.error:
         return "Last audit failed"
-    findings = result.findings
-    errors = sum(f.severity == "ERROR" for f in findings)
-    warnings = sum(f.severity == "WARNING" for f in findings)
-    return f"Last audit: {errors} error(s), {warnings} warning(s)"
+    counts = result.counts()
+    return f"Last audit: {counts['ERROR']} error(s), {counts['WARNING']} warning(s)"
 
 
 def _verdict_icon(result: state.AuditResult) -> str:
-    if result.error or any(f.severity == "ERROR" for f in result.findings):
+    if result.error:
         return "CANCEL"
-    if any(f.severity == "WARNING" for f in result.findings):
-        return "ERROR"
-    return "CHECKMARK"
+    worst = worst_severity(result.findings)
+    return "CHECKMARK" if worst in (None, "INFO") else SEVERITY_ICONS[worst]
 
 
 class SKIN_AUDIT_PT_twist(SkinAuditPanel, bpy.types.Panel):

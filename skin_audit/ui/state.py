@@ -44,6 +44,15 @@ class AuditResult:
     def findings(self) -> tuple[Finding, ...]:
         return tuple(f for m in self.meshes for f in m.findings)
 
+    def counts(self) -> dict[str, int]:
+        """Number of findings per severity."""
+        return {s: sum(f.severity == s for f in self.findings) for s in ("ERROR", "WARNING", "INFO")}
+
+    def summary(self) -> str:
+        c = self.counts()
+        return (f"{len(self.meshes)} mesh(es): {c['ERROR']} error(s), {c['WARNING']} warning(s), "
+                f"{c['INFO']} note(s)")
+
     def measure_names(self) -> tuple[str, ...]:
         """Per-vertex measures present on at least one mesh, in first-seen order."""
         names: dict[str, None] = {}

@@ -1,0 +1,342 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The Audit and Findings panels on a rig with known problems: audit, select, heatmap, export.
+
+Runs inside Blender through blender_driver.py (see test_audit_panel.py).  The
+rig is the demo cylinder with four planted problems:
+
+- vertex 0 weighs 0.5 in total (weights-not-normalized),
+- vertex 1 is in no group (unweighted-vertices),
+- vertices 2 and 3 are also in a group "Ghost" that names no bone (group-without-bone),
+- a second root bone "Extra" deforms nothing (deform-bone-without-weights, multiple-root-bones).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import bpy
+import numpy as np
+from blender_helpers import draw, empty_scene, install, poll_message, settings, submodule
+
+WORK = Path(os.environ["SKIN_AUDIT_TEST_WORK"])
+
+
+def _rig():
+    return submodule("blender.demo_rig").find_demo_rig(bpy.context.scene)
+
+
+def _result():
+    return submodule("ui.state").audit_result(bpy.context.scene.name)
+
+
+def _finding(code: str) -> tuple[int, object]:
+    findings = _result().meshes[0].findings
+    for i, f in enumerate(findings):
+        if f.code == code:
+            return i, f
+    raise AssertionError(f"no {code!r} finding among {[f.code for f in findings]}")
+
+
+def _activate(obj) -> None:
+    for other in bpy.context.selected_objects:
+        other.select_set(False)
+    obj.select_set(True)
+    bpy.context.view_layer.objects.active = obj
+
+
+def _object_mode() -> None:
+    if bpy.context.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def _plant_problems() -> None:
+    rig = _rig()
+    groups = rig.mesh.vertex_groups
+    groups["Root"].add([0], 0.5, "REPLACE")
+    groups["Root"].remove([1])
+    groups.new(name="Ghost").add([2, 3], 0.25, "REPLACE")
+    _activate(rig.armature)
+    bpy.ops.object.mode_set(mode="EDIT")
+    extra = rig.armature.data.edit_bones.new("Extra")
+    extra.head, extra.tail = (2.0, 0.0, 0.0), (2.0, 0.0, 1.0)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    _activate(rig.mesh)
+
+
+def _snapshot() -> dict:
+    """Everything the audit must leave as it was."""
+    rig = _rig()
+    mesh = rig.mesh.data
+    co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    return {
+        "co": co.tobytes(),
+        "weights": [tuple((g.group, g.weight) for g in v.groups) for v in mesh.vertices],
+        "groups": [g.name for g in rig.mesh.vertex_groups],
+        "pose": [tuple(map(tuple, pb.matrix_basis)) for pb in rig.armature.pose.bones],
+        "pose_position": rig.armature.data.pose_position,
+        "modifiers": [(m.name, m.type, m.show_viewport, getattr(m, "use_deform_preserve_volume", None))
+                      for m in rig.mesh.modifiers],
+        "attributes": sorted(mesh.attributes.keys()),
+        "mode": bpy.context.mode,
+        "active": bpy.context.view_layer.objects.active.name,
+        "selected": sorted(o.name for o in bpy.context.selected_objects),
+        "frame": bpy.context.scene.frame_current,
+        "datablocks": {name: sorted(getattr(bpy.data, name).keys()) for name in
+                       ("objects", "meshes", "armatures", "scenes", "node_groups", "collections")},
+    }
+
+
+def setup() -> None:
+    install()
+    empty_scene()
+
+
+def check_run_audit_poll_contexts() -> None:
+    """Run Audit needs a skinned mesh or its armature, outside Edit Mode, and says so."""
+    op = bpy.ops.skin_audit.run_audit
+    assert "Select a mesh deformed by an armature" in poll_message(op)
+    bpy.ops.skin_audit.build_demo()
+    _plant_problems()
+    plain = bpy.data.objects.new("Plain", bpy.data.meshes.new("Plain"))
+    bpy.context.scene.collection.objects.link(plain)
+    _activate(plain)
+    assert "Select a mesh deformed by an armature" in poll_message(op)
+    bpy.data.objects.remove(plain)
+    _activate(_rig().armature)
+    assert op.poll()
+    _activate(_rig().mesh)
+    assert op.poll()
+    bpy.ops.object.mode_set(mode="EDIT")
+    assert "Leave Edit Mode" in poll_message(op)
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def check_run_audit_changes_nothing() -> None:
+    """The audit is read-only: data, pose, modes, selection, frame and datablocks are as before."""
+    settings().twist_angle = math.radians(60.0)
+    assert "UNDO" not in bpy.types.SKIN_AUDIT_OT_run_audit.bl_options
+    before = _snapshot()
+    assert bpy.ops.skin_audit.run_audit() == {"FINISHED"}
+    assert _snapshot() == before
+
+
+def check_results_are_kept_for_the_panel() -> None:
+    """The planted problems are found on the cylinder, with per-vertex measures."""
+    result = _result()
+    assert not result.error
+    assert [m.object for m in result.meshes] == ["SkinAudit_Cylinder"]
+    assert _finding("unweighted-vertices")[1].vertices == (1,)
+    assert _finding("weights-not-normalized")[1].vertices == (0,)
+    assert _finding("group-without-bone")[1].vertices == (2, 3)
+    assert _finding("deform-bone-without-weights")[1].bones == ("Extra",)
+    assert "weight_sum" in result.measure_names(), result.measure_names()
+
+
+def check_findings_panel_draws_the_results() -> None:
+    """Findings: severity icons, counts, a select button per target, heatmap and export."""
+    assert bpy.types.SKIN_AUDIT_PT_findings.poll(bpy.context)
+    panel = draw("SKIN_AUDIT_PT_findings")
+    labels = {i["text"]: i["icon"] for i in panel.of("label")}
+    assert labels["unweighted-vertices (1)"] == "CANCEL", labels
+    assert labels["weights-not-normalized (1)"] == "ERROR", labels
+    assert labels["deform-bone-without-weights (1)"] == "INFO", labels
+    selects = [(i["props"]["finding_index"], i["props"]["target"]) for i in panel.of("operator")
+               if i["idname"] == "skin_audit.select_finding"]
+    assert (_finding("unweighted-vertices")[0], "VERTICES") in selects, selects
+    assert (_finding("deform-bone-without-weights")[0], "BONES") in selects, selects
+    assert "skin_audit.show_heatmap" in panel.operators()
+    assert "skin_audit.export_report" in panel.operators()
+    main = draw("SKIN_AUDIT_PT_main")
+    assert main.has_text("Last audit:"), main.texts()
+
+
+def check_findings_belong_to_their_scene() -> None:
+    """Another scene has no results: Findings hides and the buttons explain why."""
+    other = bpy.data.scenes.new("Other")
+    try:
+        with bpy.context.temp_override(scene=other):
+            assert bpy.types.SKIN_AUDIT_PT_main.poll(bpy.context)
+            assert not bpy.types.SKIN_AUDIT_PT_findings.poll(bpy.context)
+            assert "Run the audit first" in poll_message(bpy.ops.skin_audit.export_report)
+    finally:
+        bpy.data.scenes.remove(other)
+    assert bpy.types.SKIN_AUDIT_PT_findings.poll(bpy.context)
+
+
+def check_select_finding_selects_its_vertices() -> None:
+    """A vertex finding's button: Edit Mode, vertex select, exactly its vertices selected."""
+    mesh = _rig().mesh
+    for code in ("unweighted-vertices", "group-without-bone"):
+        index, finding = _finding(code)
+        result = bpy.ops.skin_audit.select_finding(mesh_index=0, finding_index=index, target="VERTICES")
+        assert result == {"FINISHED"}
+        assert bpy.context.mode == "EDIT_MESH" and bpy.context.active_object == mesh
+        assert tuple(bpy.context.tool_settings.mesh_select_mode) == (True, False, False)
+        mesh.update_from_editmode()
+        selected = np.zeros(len(mesh.data.vertices), dtype=bool)
+        mesh.data.vertices.foreach_get("select", selected)
+        assert tuple(np.flatnonzero(selected)) == finding.vertices, (code, np.flatnonzero(selected))
+    _object_mode()
+
+
+def check_select_finding_selects_its_bones() -> None:
+    """A bone finding's button: Pose Mode on the armature, exactly its bones selected."""
+    index, finding = _finding("deform-bone-without-weights")
+    assert bpy.ops.skin_audit.select_finding(mesh_index=0, finding_index=index, target="BONES") == {"FINISHED"}
+    arm = _rig().armature
+    assert bpy.context.mode == "POSE" and bpy.context.active_object == arm
+    assert sorted(pb.name for pb in bpy.context.selected_pose_bones) == list(finding.bones)
+    _object_mode()
+    _activate(_rig().mesh)
+
+
+def check_select_finding_refuses_what_it_cannot_select() -> None:
+    """A stale index or a target the finding lacks is an error, not a wrong selection."""
+    index, _ = _finding("unweighted-vertices")
+    for kwargs, message in (({"finding_index": 999}, "run the audit again"),
+                            ({"finding_index": index, "target": "BONES"}, "names no bone")):
+        try:
+            bpy.ops.skin_audit.select_finding(mesh_index=0, **kwargs)
+        except RuntimeError as exc:
+            assert message in str(exc), str(exc)
+        else:
+            raise AssertionError(f"select_finding({kwargs}) did not fail")
+    assert bpy.context.mode == "OBJECT"
+
+
+def _heat(mesh) -> np.ndarray:
+    attribute = mesh.color_attributes["skin_audit_heat"]
+    colors = np.empty(len(mesh.vertices) * 4, dtype=np.float32)
+    attribute.data.foreach_get("color", colors)
+    return colors.reshape(-1, 4)
+
+
+def _viewport_shading():
+    screen = bpy.context.window_manager.windows[0].screen
+    return next(a.spaces.active.shading for a in screen.areas if a.type == "VIEW_3D")
+
+
+def check_heatmap_paints_red_high_blue_low() -> None:
+    """Heatmap: a point colour attribute, red at the highest value, blue at the lowest, shown."""
+    assert "UNDO" in bpy.types.SKIN_AUDIT_OT_show_heatmap.bl_options
+    mesh = _rig().mesh.data
+    values = _result().meshes[0].measures["weight_sum"]
+    assert bpy.ops.skin_audit.show_heatmap(measure="weight_sum") == {"FINISHED"}
+    attribute = mesh.color_attributes["skin_audit_heat"]
+    assert (attribute.domain, attribute.data_type) == ("POINT", "FLOAT_COLOR")
+    assert mesh.color_attributes.active_color.name == "skin_audit_heat"
+    colors = _heat(mesh)
+    assert np.allclose(colors[np.flatnonzero(values == values.max())], (1, 0, 0, 1))
+    assert np.allclose(colors[np.flatnonzero(values == values.min())], (0, 0, 1, 1))
+    assert values[1] == values.min()  # the unweighted vertex is the coldest
+    shading = _viewport_shading()
+    assert (shading.type, shading.color_type) == ("SOLID", "VERTEX")  # "Attribute" in the UI
+
+
+def check_every_measure_can_be_painted() -> None:
+    """Each per-vertex measure of the audit has a working heatmap."""
+    for name in _result().measure_names():
+        assert bpy.ops.skin_audit.show_heatmap(measure=name) == {"FINISHED"}, name
+        assert _heat(_rig().mesh.data).shape == (216, 4)
+
+
+def check_heatmap_needs_object_mode() -> None:
+    """In Edit Mode the heatmap button is greyed out with the reason."""
+    bpy.ops.object.mode_set(mode="EDIT")
+    assert "Switch to Object Mode" in poll_message(bpy.ops.skin_audit.show_heatmap)
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def check_clear_heatmap_removes_it() -> None:
+    """Clear: the attribute is gone and the viewport goes back to material colours."""
+    assert bpy.ops.skin_audit.clear_heatmap() == {"FINISHED"}
+    assert "skin_audit_heat" not in _rig().mesh.data.attributes
+    assert _viewport_shading().color_type == "MATERIAL"
+
+
+def check_export_report_writes_json() -> None:
+    """Export: the report JSON (core.report's format) and nothing else in the folder."""
+    before = set(WORK.iterdir())
+    path = WORK / "report.json"
+    assert bpy.ops.skin_audit.export_report(filepath=str(path)) == {"FINISHED"}
+    assert set(WORK.iterdir()) - before == {path}, "stray files next to the report"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["format"] == "skin_audit.report", data["format"]
+    (mesh,) = data["files"][0]["meshes"]
+    assert mesh["object"] == "SkinAudit_Cylinder"
+    assert [f["code"] for f in mesh["findings"]] == [f.code for f in _result().meshes[0].findings]
+    assert data["summary"]["worst_severity"] == "ERROR"
+
+
+def check_export_to_a_missing_folder_fails_cleanly() -> None:
+    """A folder that does not exist: an error that says so, and no file."""
+    path = WORK / "missing" / "report.json"
+    try:
+        bpy.ops.skin_audit.export_report(filepath=str(path))
+    except RuntimeError as exc:
+        assert "does not exist" in str(exc), str(exc)
+    else:
+        raise AssertionError("export to a missing folder did not fail")
+    assert not path.parent.exists()
+
+
+def check_failed_audit_is_shown_as_an_error() -> None:
+    """A mesh left in Edit Mode behind its armature: the audit refuses, the panel shows why."""
+    rig = _rig()
+    _activate(rig.mesh)
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.context.view_layer.objects.active = rig.armature  # the mesh stays in Edit Mode
+    try:
+        assert bpy.context.mode == "OBJECT" and rig.mesh.mode == "EDIT"
+        try:
+            bpy.ops.skin_audit.run_audit()
+        except RuntimeError as exc:
+            assert "Edit Mode" in str(exc), str(exc)
+        else:
+            raise AssertionError("the audit ran on a mesh in Edit Mode")
+        assert "Edit Mode" in _result().error
+        panel = draw("SKIN_AUDIT_PT_findings")
+        assert any(i["icon"] == "CANCEL" and "Edit Mode" in i["text"] for i in panel.of("label")), panel.texts()
+        assert any(i["name"] == "alert" and i["value"] for i in panel.of("flag"))
+        assert draw("SKIN_AUDIT_PT_main").has_text("Last audit failed")
+        assert "Run the audit first" in poll_message(bpy.ops.skin_audit.export_report)
+    finally:
+        bpy.context.view_layer.objects.active = rig.mesh
+        bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def check_audit_again_after_a_fix() -> None:
+    """Fixing the data and auditing again replaces the results."""
+    rig = _rig()
+    rig.mesh.vertex_groups["Root"].add([0, 1], 1.0, "REPLACE")
+    _activate(rig.armature)
+    assert bpy.ops.skin_audit.run_audit() == {"FINISHED"}
+    codes = [f.code for f in _result().meshes[0].findings]
+    assert "unweighted-vertices" not in codes and "weights-not-normalized" not in codes, codes
+
+
+def check_select_button_tooltip_names_the_finding() -> None:
+    """The select button's tooltip is the finding's own message."""
+    from types import SimpleNamespace
+
+    index, finding = _finding("deform-bone-without-weights")
+    properties = SimpleNamespace(mesh_index=0, finding_index=index, target="BONES")
+    text = bpy.types.SKIN_AUDIT_OT_select_finding.description(bpy.context, properties)
+    assert text == f"Select the bones of: {finding.message}", text
+    properties.finding_index = 999
+    assert bpy.types.SKIN_AUDIT_OT_select_finding.description(bpy.context, properties).startswith("Select what")
+
+
+def check_heat_colour_ramp() -> None:
+    """Blue, cyan, green, yellow, red from low to high; grey for NaN; a constant is all blue."""
+    heat_colors = submodule("blender.heatmap").heat_colors
+    colors, low, high = heat_colors([0.0, 0.25, 0.5, 0.75, 1.0, float("nan")])
+    expected = [(0, 0, 1), (0, 1, 1), (0, 1, 0), (1, 1, 0), (1, 0, 0), (0.5, 0.5, 0.5)]
+    assert np.allclose(colors[:, :3], expected) and np.allclose(colors[:, 3], 1.0), colors
+    assert (low, high) == (0.0, 1.0)
+    colors, _, _ = heat_colors([3.0, 3.0])
+    assert np.allclose(colors[:, :3], [(0, 0, 1)] * 2)
