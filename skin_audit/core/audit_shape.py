@@ -42,8 +42,9 @@ def _pose_details(pose: SweepPose, names: Sequence[str]) -> dict[str, Any]:
 
 def _sweep_findings(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, out: ShapeResult) -> None:
     names = mesh.bones.names
-    out.measures["collapse"] = sweep.smallest
-    out.measures["volume"] = sweep.det
+    # Heatmaps paint red high: show how much each vertex collapses / loses volume.
+    out.measures["collapse"] = 1.0 - sweep.smallest
+    out.measures["volume_loss"] = 1.0 - sweep.det
     out.metrics["min_singular_value"] = float(sweep.smallest.min(initial=1.0))
     out.metrics["min_volume_ratio"] = float(sweep.det.min(initial=1.0))
     out.metrics["collapse_by_bone"] = {names[b]: v for b, v in sorted(sweep.per_bone.items())}

@@ -18,7 +18,7 @@ from pathlib import Path
 import bpy
 
 from .. import __version__
-from ..blender import audit_scene, demo_rig, heatmap, selection
+from ..blender import audit_scene, demo_rig, heatmap, selection, test_pose
 from ..blender.twist_run import run_twist_experiment
 from ..core.errors import InputError, SkinAuditError
 from ..core.output_files import write_all
@@ -150,6 +150,30 @@ def select_finding(context: bpy.types.Context, mesh_index: int, finding_index: i
         raise InputError(f"finding {finding.code!r} names no vertex")
     obj = _audited_object(audit.object)
     return Selected(obj.name, "vertices", selection.select_vertices(context, obj, finding.vertices))
+
+
+def pose_details(finding) -> tuple[str, str, float] | None:
+    """(bone, axis, degrees) of a sweep finding's worst test pose, if it has one."""
+    d = finding.details
+    if all(k in d for k in ("bone", "axis", "degrees")):
+        return str(d["bone"]), str(d["axis"]), float(d["degrees"])
+    return None
+
+
+def show_test_pose(context: bpy.types.Context, mesh_index: int, finding_index: int) -> str:
+    """Pose the audited armature at a finding's worst test pose; returns its label."""
+    result = require_audit(context.scene)
+    if not 0 <= mesh_index < len(result.meshes):
+        raise InputError(f"there is no audited mesh number {mesh_index}: run the audit again")
+    audit = result.meshes[mesh_index]
+    if not 0 <= finding_index < len(audit.findings):
+        raise InputError(f"{audit.object!r} has no finding number {finding_index}: run the audit again")
+    finding = audit.findings[finding_index]
+    pose = pose_details(finding)
+    if pose is None or not audit.armature:
+        raise InputError(f"finding {finding.code!r} has no test pose to show")
+    test_pose.apply_test_pose(_audited_object(audit.armature), *pose)
+    return str(finding.details.get("pose", f"{pose[0]} {pose[1]} {pose[2]:+g}"))
 
 
 @dataclass(frozen=True)

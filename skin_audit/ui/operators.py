@@ -181,6 +181,32 @@ class SKIN_AUDIT_OT_select_finding(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class SKIN_AUDIT_OT_show_test_pose(bpy.types.Operator):
+    """Pose the armature at this finding's worst test pose (all other channels at rest; undo restores)"""
+
+    bl_idname = "skin_audit.show_test_pose"
+    bl_label = "Show Test Pose"
+    bl_options = {"REGISTER", "UNDO"}
+
+    mesh_index: IntProperty(name="Mesh", description="Audited mesh number", min=0, options={"SKIP_SAVE"})
+    finding_index: IntProperty(name="Finding", description="Finding number of that mesh", min=0,
+                               options={"SKIP_SAVE"})
+
+    @classmethod
+    def poll(cls, context):
+        if not _poll_audited(cls, context):
+            return False
+        return _poll_not_edit(cls, context, "posing")
+
+    def execute(self, context):
+        try:
+            label = actions.show_test_pose(context, self.mesh_index, self.finding_index)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        self.report({"INFO"}, f"Showing test pose {label}")
+        return {"FINISHED"}
+
+
 #: Blender keeps pointers into a dynamic enum's strings: hold them while they may be shown.
 _MEASURE_ITEMS: list[tuple[str, str, str]] = []
 
@@ -277,6 +303,7 @@ CLASSES = (
     SKIN_AUDIT_OT_measure_twist,
     SKIN_AUDIT_OT_run_audit,
     SKIN_AUDIT_OT_select_finding,
+    SKIN_AUDIT_OT_show_test_pose,
     SKIN_AUDIT_OT_show_heatmap,
     SKIN_AUDIT_OT_clear_heatmap,
     SKIN_AUDIT_OT_export_report,

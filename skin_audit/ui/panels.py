@@ -186,6 +186,9 @@ def _draw_finding(layout, finding: Finding, mesh_index: int, finding_index: int,
     if finding.bones and has_armature:
         op = row.operator("skin_audit.select_finding", text="", icon="BONE_DATA")
         op.mesh_index, op.finding_index, op.target = mesh_index, finding_index, "BONES"
+    if has_armature and all(k in finding.details for k in ("bone", "axis", "degrees")):
+        op = row.operator("skin_audit.show_test_pose", text="", icon="POSE_HLT")
+        op.mesh_index, op.finding_index = mesh_index, finding_index
     _wrapped(layout, finding.message)
 
 

@@ -28,6 +28,7 @@ CLASS_NAMES = (
     "SKIN_AUDIT_OT_measure_twist",
     "SKIN_AUDIT_OT_run_audit",
     "SKIN_AUDIT_OT_select_finding",
+    "SKIN_AUDIT_OT_show_test_pose",
     "SKIN_AUDIT_OT_show_heatmap",
     "SKIN_AUDIT_OT_clear_heatmap",
     "SKIN_AUDIT_OT_export_report",

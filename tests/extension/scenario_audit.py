@@ -340,3 +340,45 @@ def check_heat_colour_ramp() -> None:
     assert (low, high) == (0.0, 1.0)
     colors, _, _ = heat_colors([3.0, 3.0])
     assert np.allclose(colors[:, :3], [(0, 0, 1)] * 2)
+
+
+def check_show_test_pose_poses_the_armature_as_asked() -> None:
+    """A sweep finding's pose button puts its worst test pose on the rig; Blender then shows the collapse."""
+    bpy.ops.skin_audit.run_audit()
+    index, finding = _finding("twist-collapse")
+    bone, axis, degrees = finding.details["bone"], finding.details["axis"], finding.details["degrees"]
+    assert bpy.ops.skin_audit.show_test_pose(mesh_index=0, finding_index=index) == {"FINISHED"}
+    arm = _rig().armature
+    pb = arm.pose.bones[bone]
+    half = math.radians(degrees) / 2.0
+    expected = [math.cos(half), 0.0, 0.0, 0.0]
+    expected[1 + "xyz".index(axis)] = math.sin(half)
+    rotation = pb.rotation_quaternion if pb.rotation_mode == "QUATERNION" else pb.rotation_euler.to_quaternion()
+    assert np.allclose(rotation, expected, atol=1e-6), (tuple(rotation), expected)
+    for other in arm.pose.bones:
+        if other.name != bone:
+            assert np.allclose(np.array(other.matrix_basis), np.eye(4), atol=1e-7), other.name
+    # Blender's own deformation at that pose: the mid ring (z = 1) has collapsed onto the axis,
+    # as |cos(theta / 2)| predicts for the 50/50 ring at 180 degrees.
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    mesh = _rig().mesh.evaluated_get(depsgraph).data
+    co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    co = co.reshape(-1, 3)
+    mid = np.abs(co[:, 2] - 1.0) < 1e-4
+    assert mid.sum() == 24
+    assert np.hypot(co[mid, 0], co[mid, 1]).max() < 1e-5 + abs(math.cos(math.radians(degrees) / 2.0))
+    for other in arm.pose.bones:
+        other.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+        other.rotation_euler = (0.0, 0.0, 0.0)
+
+
+def check_show_test_pose_refuses_findings_without_a_pose() -> None:
+    """A finding with no test pose cannot be 'shown'."""
+    index, _ = _finding("multiple-root-bones")
+    try:
+        bpy.ops.skin_audit.show_test_pose(mesh_index=0, finding_index=index)
+    except RuntimeError as exc:
+        assert "no test pose" in str(exc), exc
+    else:
+        raise AssertionError("show_test_pose accepted a finding without a pose")
