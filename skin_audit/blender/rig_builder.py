@@ -106,6 +106,8 @@ def add_weights(obj: bpy.types.Object, weights: WeightSpec) -> None:
         w = np.broadcast_to(np.asarray(values, dtype=np.float64), idx.shape)
         if idx.size and (idx.min() < 0 or idx.max() >= len(obj.data.vertices)):
             raise InputError(f"group {group_name!r}: vertex index out of range 0..{len(obj.data.vertices) - 1}")
+        if np.unique(idx).size != idx.size:
+            raise InputError(f"group {group_name!r}: a vertex is listed twice; give each vertex one weight")
         group = obj.vertex_groups.get(group_name) or obj.vertex_groups.new(name=group_name)
         for value in np.unique(w):
             members = idx[w == value]

@@ -22,7 +22,7 @@ from .findings import Finding, Severity
 from .pose_sweep import SweepPose, SweepResult, pose_channel, run_sweep
 from .rig_data import SkinnedMesh
 from .stray_weights import find_stray_weights
-from .symmetry import mirror_mismatch, mirror_weights, pair_bones
+from .symmetry import mirror_groups, mirror_mismatch, mirror_weights, pair_bones
 
 F64 = NDArray[np.float64]
 #: Given sweep poses, Blender's deformed positions (object space) for each.
@@ -140,14 +140,14 @@ def _symmetry_findings(mesh: SkinnedMesh, options: AuditOptions, out: ShapeResul
             "mesh-not-symmetric", "INFO", "the rig has no left/right bone pairs; weight symmetry was not checked"))
         return
     points = to_armature(mesh)
-    mirror = mirror_weights(points, mesh.weights, mesh.group_names, pairs.plane_x,
+    mirror = mirror_weights(points, mesh.weights, mirror_groups(mesh.group_names, b.names, pairs), pairs,
                             options.mirror_radius_relative * mesh.size())
     out.metrics["mirror_matched_fraction"] = mirror.matched_fraction
     if mirror.matched_fraction < options.symmetric_fraction:
         out.findings.append(Finding(
             "mesh-not-symmetric", "INFO",
-            f"only {mirror.matched_fraction:.0%} of the vertices have a mirror vertex across x = "
-            f"{pairs.plane_x:.4g}; weight symmetry was not checked"))
+            f"only {mirror.matched_fraction:.0%} of the vertices have a mirror vertex across "
+            f"{pairs.describe()} (armature space); weight symmetry was not checked"))
         return
     out.measures["asymmetry"] = mirror.difference
     out.metrics["max_weight_asymmetry"] = float(mirror.difference.max(initial=0.0))

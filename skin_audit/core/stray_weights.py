@@ -20,6 +20,18 @@ FAR_FACTOR = 3.0
 FAR_MARGIN = 0.05
 #: Bones with fewer weighted vertices are not judged for distance.
 MIN_VERTICES = 8
+#: Vertices closer than this fraction of the mesh size are one point of the surface.
+WELD_RELATIVE = 1e-6
+
+
+def weld_ids(points: F64, tolerance: float) -> NDArray[np.intp]:
+    """(V,) one id per distinct position (positions rounded to ``tolerance``)."""
+    if len(points) == 0:
+        return np.zeros(0, dtype=np.intp)
+    keys = np.round(points / max(tolerance, 1e-12)).astype(np.int64)
+    _, inverse = np.unique(keys, axis=0, return_inverse=True)
+    out: NDArray[np.intp] = inverse.reshape(-1).astype(np.intp)
+    return out
 
 
 def segment_distance(points: F64, head: F64, tail: F64) -> F64:
@@ -52,7 +64,12 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
     heads, tails : (J, 3) float64 rest bone segments, armature space
     edges : (E, 2) intp mesh edges
     """
-    pieces = component_labels(len(points), edges)
+    # Weld coincident vertices (UV seams, unmerged glTF imports): a seam must not
+    # cut a weighted region in two.
+    node = weld_ids(points, WELD_RELATIVE * size)
+    nodes = int(node.max()) + 1 if len(node) else 0
+    node_edges = node[edges]
+    pieces = component_labels(nodes, node_edges)[node]
     out = []
     for g, bone in enumerate(group_bones):
         if bone < 0:
@@ -69,8 +86,10 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
             far = idx[d > limit]
             worst = float(d.max())
         # Islands: pieces of the weighted region within one connected piece of the mesh.
-        inner = edges[weighted[edges[:, 0]] & weighted[edges[:, 1]]]
-        region = component_labels(len(points), inner)[idx]
+        node_weighted = np.zeros(nodes, dtype=bool)
+        node_weighted[node[idx]] = True
+        inner = node_edges[node_weighted[node_edges[:, 0]] & node_weighted[node_edges[:, 1]]]
+        region = component_labels(nodes, inner)[node[idx]]
         island_vertices: list[NDArray[np.intp]] = []
         for piece in np.unique(pieces[idx]):
             on_piece = pieces[idx] == piece

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Left/right symmetry: bone name pairs, mirrored rest frames, mirrored weights.
 
-The rig's symmetry plane is ``x = c`` in armature space (Blender's X-mirror
-convention), with ``c`` the median mid-point of the paired bones' heads.  A
-bone mirrored across it has the rest matrix ``S B S`` with ``S = diag(-1, 1, 1, 1)``
-about the plane (measured on Blender's own X-mirrored bones).
+The rig's symmetry plane is found from its paired bones: its normal is the
+mean direction from right heads to left heads, and it passes through their
+mid-points (armature X and ``x = 0`` for a rig built the Blender way, but an
+imported rig may be turned).  A bone mirrored across it has the rest matrix
+``H B D``, ``H`` the reflection and ``D = diag(-1, 1, 1, 1)`` flipping the
+bone's own X back to a right-handed frame; for the X plane that is Blender's
+own X-mirror (``S B S``, measured on its X-mirrored bones).
 """
 
 from __future__ import annotations
@@ -20,79 +23,129 @@ from .mesh_graph import nearest_within
 F64 = NDArray[np.float64]
 
 _SWAP = {"l": "r", "r": "l", "left": "right", "right": "left"}
-_SUFFIX = re.compile(r"^(?P<stem>.*?)(?P<sep>[._\-\s])(?P<side>l|r|left|right)(?P<num>(\.\d+)?)$", re.IGNORECASE)
-_PREFIX = re.compile(r"^(?P<side>l|r|left|right)(?P<sep>[._\-\s])(?P<stem>.+)$", re.IGNORECASE)
-_WORD = re.compile(r"(left|right)", re.IGNORECASE)
+#: A side marker: a whole token l/r/left/right between separators, or a
+#: capitalised Left/Right word inside a token (LeftArm, b_RightHand_08).
+_TOKEN = re.compile(r"(?:(?<=^)|(?<=[._\-\s:|]))(l|r|left|right)(?=$|[._\-\s:|\d])", re.IGNORECASE)
+_WORD = re.compile(r"(Left|Right|LEFT|RIGHT|left(?=[A-Z])|right(?=[A-Z]))")
+#: Trailing indices exporters append (".001", "_06", "__4_") are not part of the name.
+_TAIL = re.compile(r"([._\-\s]*\d+[._\-\s]*)+$")
 
 
 def _swap_case(word: str) -> str:
     other = _SWAP[word.lower()]
-    if word.isupper():
+    if word.isupper() and len(word) > 1:
         return other.upper()
     if word[0].isupper():
-        return other.capitalize()
+        return other.capitalize() if len(word) > 1 else other.upper()
     return other
+
+
+def _side_match(name: str) -> re.Match[str] | None:
+    # The last marker wins: "L_arm.R" is a right bone; prefer whole tokens over words.
+    tokens = list(_TOKEN.finditer(name))
+    if tokens:
+        return tokens[-1]
+    words = list(_WORD.finditer(name))
+    return words[-1] if words else None
 
 
 def side_and_mirror(name: str) -> tuple[str, str] | None:
     """('L' or 'R', the mirrored name) for a side bone or group name, else None.
 
     Recognises ``.L``/``.R``, ``_l``/``_r``, ``-L``, ``L_``/``R_`` prefixes and
-    Left/Right anywhere (``LeftArm``, ``arm_left``), case-insensitively.
+    Left/Right words (``LeftArm``, ``arm_left``), case-insensitively.
     """
-    for pattern in (_SUFFIX, _PREFIX):
-        m = pattern.match(name)
-        if m:
-            side = m.group("side")
-            swapped = _swap_case(side)
-            start, end = m.span("side")
-            return ("L" if side.lower() in ("l", "left") else "R"), name[:start] + swapped + name[end:]
-    m = _WORD.search(name)
-    if m:
-        side = m.group(1)
-        start, end = m.span(1)
-        return ("L" if side.lower() == "left" else "R"), name[:start] + _swap_case(side) + name[end:]
-    return None
+    m = _side_match(name)
+    if m is None:
+        return None
+    side = m.group(1)
+    start, end = m.span(1)
+    return ("L" if side.lower() in ("l", "left") else "R"), name[:start] + _swap_case(side) + name[end:]
+
+
+def side_key(name: str) -> tuple[str, str] | None:
+    """('L' or 'R', a key equal for both sides): the name without its side and trailing index."""
+    m = _side_match(name)
+    if m is None:
+        return None
+    side = "L" if m.group(1).lower() in ("l", "left") else "R"
+    start, end = m.span(1)
+    key = (name[:start] + "<side>" + _TAIL.sub("", name[end:])).lower()
+    return side, key
 
 
 @dataclass(frozen=True)
 class BonePairs:
     pairs: tuple[tuple[int, int], ...]  # (left, right) bone indices
     unpaired: tuple[int, ...]
-    plane_x: float
+    #: Symmetry plane ``normal . p = offset`` (armature space; unit normal).
+    normal: F64
+    offset: float
+
+    def describe(self) -> str:
+        n = self.normal
+        return f"the plane {n[0]:+.3g}x {n[1]:+.3g}y {n[2]:+.3g}z = {self.offset:.4g}"
+
+
+def pair_bones(names: tuple[str, ...], heads: F64) -> BonePairs:
+    """Pair side bones by name; among equal names (up to trailing indices) the nearest mirror wins.
+
+    The plane comes from the pairs: normal along the mean right-to-left head
+    direction, through the median of their mid-points.
+    """
+    sides: dict[str, dict[str, list[int]]] = {"L": {}, "R": {}}
+    for i, n in enumerate(names):
+        sk = side_key(n)
+        if sk is not None:
+            sides[sk[0]].setdefault(sk[1], []).append(i)
+    pairs: list[tuple[int, int]] = []
+    unpaired: list[int] = []
+    for key, lefts in sides["L"].items():
+        rights = list(sides["R"].get(key, []))
+        # Nearest first: the pair whose heads are closest to mirror images of each other.
+        options = sorted((float(np.linalg.norm(heads[a][1:] - heads[b][1:]) + abs(heads[a][0] + heads[b][0])), a, b)
+                          for a in lefts for b in rights)
+        used: set[int] = set()
+        for _, a, b in options:
+            if a not in used and b not in used:
+                pairs.append((a, b))
+                used |= {a, b}
+        unpaired += [i for i in lefts + rights if i not in used]
+    for key, rights in sides["R"].items():
+        if key not in sides["L"]:
+            unpaired += rights
+    normal, offset = np.array([1.0, 0.0, 0.0]), 0.0
+    apart = np.array([heads[a] - heads[b] for a, b in pairs]).reshape(-1, 3)
+    lengths = np.linalg.norm(apart, axis=1)
+    if (lengths > 0).any():
+        mean = (apart[lengths > 0] / lengths[lengths > 0, None]).mean(axis=0)
+        normal = mean / np.linalg.norm(mean)
+        mids = np.array([0.5 * (heads[a] + heads[b]) for a, b in pairs])
+        offset = float(np.median(mids @ normal))
+    return BonePairs(tuple(sorted(pairs)), tuple(sorted(unpaired)), normal, offset)
 
 
 MIRROR = np.diag([-1.0, 1.0, 1.0, 1.0])
 
 
-def pair_bones(names: tuple[str, ...], heads: F64) -> BonePairs:
-    """Pair side bones by name; the plane from the pairs' mid-points."""
-    lookup = {n.lower(): i for i, n in enumerate(names)}
-    pairs, unpaired = [], []
-    for i, n in enumerate(names):
-        sm = side_and_mirror(n)
-        if sm is None:
-            continue
-        side, other = sm
-        j = lookup.get(other.lower())
-        if j is None:
-            unpaired.append(i)
-        elif side == "L":
-            pairs.append((i, j))
-    mids = [0.5 * (heads[a, 0] + heads[b, 0]) for a, b in pairs]
-    return BonePairs(tuple(pairs), tuple(unpaired), float(np.median(mids)) if mids else 0.0)
-
-
-def mirror_matrix(plane_x: float) -> F64:
-    """Reflection across the plane ``x = plane_x`` as a (4, 4) matrix."""
-    m = MIRROR.copy()
-    m[0, 3] = 2.0 * plane_x
+def reflection(pairs: BonePairs) -> F64:
+    """Reflection across the pairs' symmetry plane as a (4, 4) matrix."""
+    n = pairs.normal
+    m = np.eye(4)
+    m[:3, :3] -= 2.0 * np.outer(n, n)
+    m[:3, 3] = 2.0 * pairs.offset * n
     return m
+
+
+def reflect_points(points: F64, pairs: BonePairs) -> F64:
+    """(V, 3) points mirrored across the symmetry plane."""
+    out: F64 = points - 2.0 * (points @ pairs.normal - pairs.offset)[:, None] * pairs.normal
+    return out
 
 
 def mirror_mismatch(rest: F64, pairs: BonePairs) -> list[tuple[int, int, float, float]]:
     """Per pair: (left, right, rotation angle in degrees, head distance) from a true mirror image."""
-    refl = mirror_matrix(pairs.plane_x)
+    refl = reflection(pairs)
     out = []
     for a, b in pairs.pairs:
         expected = refl @ rest[a] @ MIRROR
@@ -111,27 +164,39 @@ class WeightMirror:
     worst_group: NDArray[np.intp]  # (V,) group of that worst difference, -1 where none
 
 
-def mirror_weights(points: F64, weights: NDArray[np.float32], group_names: tuple[str, ...],
-                   plane_x: float, radius: float) -> WeightMirror:
+def mirror_groups(group_names: tuple[str, ...], bone_names: tuple[str, ...], pairs: BonePairs) -> NDArray[np.intp]:
+    """(G,) the group holding each group's mirrored weights: through the bone pairs, else by
+    mirrored name; a group without side is its own mirror; -1 where the mirror group is missing."""
+    partner = {}
+    for a, b in pairs.pairs:
+        partner[bone_names[a]], partner[bone_names[b]] = bone_names[b], bone_names[a]
+    index = {n: g for g, n in enumerate(group_names)}
+    out = np.full(len(group_names), -1, dtype=np.intp)
+    for g, name in enumerate(group_names):
+        sm = side_and_mirror(name)
+        other = partner.get(name) or (sm[1] if sm else name)
+        out[g] = index.get(other, -1)
+    return out
+
+
+def mirror_weights(points: F64, weights: NDArray[np.float32], mirror_group: NDArray[np.intp],
+                   pairs: BonePairs, radius: float) -> WeightMirror:
     """Compare each vertex's weights with its mirror vertex's mirrored-group weights.
 
     Parameters
     ----------
     points : (V, 3) float64, armature space
     weights : (G, V) float32
+    mirror_group : (G,) from :func:`mirror_groups`; a missing mirror group counts as weight 0
     radius : how far a mirrored vertex may be from its partner
     """
-    mirrored = points.copy()
-    mirrored[:, 0] = 2.0 * plane_x - mirrored[:, 0]
+    mirrored = reflect_points(points, pairs)
     partner = nearest_within(points, mirrored, radius)
     matched = partner >= 0
-    index = {n: g for g, n in enumerate(group_names)}
     diff = np.zeros(len(points))
     worst = np.full(len(points), -1, dtype=np.intp)
     src = np.flatnonzero(matched)
-    for g, name in enumerate(group_names):
-        sm = side_and_mirror(name)
-        other = index.get(sm[1], -1) if sm else g
+    for g, other in enumerate(mirror_group):
         mine = weights[g, src].astype(np.float64)
         theirs = weights[other, partner[src]].astype(np.float64) if other >= 0 else np.zeros(len(src))
         d = np.abs(mine - theirs)
