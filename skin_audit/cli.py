@@ -110,6 +110,8 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.json:
         require_output_dir(Path(args.json).resolve().parent)  # fail before any work
+        if Path(args.json).is_dir():
+            raise InputError(f"--json {args.json!r} is a folder; give a file name for the report")
     from .blender.session import require_bpy
 
     require_bpy()

@@ -75,10 +75,23 @@ def load(path: Path) -> None:
     except RuntimeError as exc:
         raise InputError(f"{path}: cannot be read ({str(exc).strip()})") from exc
 
+def leave_edit_modes() -> None:
+    """Bring objects a file was saved in Edit Mode back to Object Mode (the file is never saved).
+
+    A mesh in Edit Mode evaluates from its edit data and an armature in Edit
+    Mode deforms nothing; Object Mode shows what the file holds.
+    """
+    view_layer = bpy.context.view_layer
+    for obj in [o for o in view_layer.objects if o.mode != "OBJECT"]:
+        view_layer.objects.active = obj
+        bpy.ops.object.mode_set(mode="OBJECT")
+
+
 def audit_file(path: Path, options: AuditOptions, object_name: str | None = None) -> FileAudit:
     """Load one file and audit every skinned mesh in it (or just ``object_name``)."""
     try:
         load(path)
+        leave_edit_modes()
         objects = list(bpy.context.scene.objects)
         if object_name is not None:
             chosen = [o for o in objects if o.name == object_name]
@@ -91,8 +104,7 @@ def audit_file(path: Path, options: AuditOptions, object_name: str | None = None
             meshes = skinned_meshes(objects)
             if not meshes:
                 raise InputError(f"{path}: not a rig: no mesh is deformed by an Armature modifier")
-        return FileAudit(str(path), "ok", meshes=audit_meshes(bpy.context, meshes, options,
-                                                                      allow_edit_mode=True))
+        return FileAudit(str(path), "ok", meshes=audit_meshes(bpy.context, meshes, options))
     except SkinAuditError as exc:
         return FileAudit(str(path), "error", message=str(exc))
 

@@ -58,6 +58,10 @@ def audit_meshes(
             raise InputError(f"'{obj.name}' is in Edit Mode; leave it so its weights are stored, then audit")
         if not armature_modifiers(obj):
             raise InputError(f"'{obj.name}' is not deformed by an Armature modifier with an armature set")
+        for mod in armature_modifiers(obj):
+            if mod.object.mode == "EDIT" and not allow_edit_mode:
+                raise InputError(f"armature '{mod.object.name}' is in Edit Mode, where it deforms nothing; "
+                                 "leave Edit Mode, then audit")
     depsgraph = context.evaluated_depsgraph_get()
     results = []
     pairs = [(o, m) for o in objects for m in armature_modifiers(o)]

@@ -49,6 +49,12 @@ def _rotation_limits(pb: bpy.types.PoseBone) -> tuple[tuple[float, float] | None
     return tuple(limits)
 
 
+def _flags(bones, prop: str) -> np.ndarray:
+    out = np.zeros(len(bones), dtype=bool)
+    bones.foreach_get(prop, out)
+    return out
+
+
 def read_bones(arm_eval: bpy.types.Object) -> Bones:
     bones = arm_eval.data.bones
     names = tuple(b.name for b in bones)
@@ -75,6 +81,7 @@ def read_bones(arm_eval: bpy.types.Object) -> Bones:
         heads=heads.reshape(-1, 3).astype(np.float64),
         tails=tails.reshape(-1, 3).astype(np.float64),
         limits=tuple(_rotation_limits(arm_eval.pose.bones[n]) for n in names),
+        inherit_rotation=_flags(bones, "use_inherit_rotation"),
     )
 
 
@@ -94,6 +101,7 @@ def clear_pose(arm: bpy.types.Object) -> None:
     """Clear every pose channel of a (sandbox) armature; constraints and drivers stay."""
     if arm.animation_data is not None:
         arm.animation_data.action = None
+        arm.animation_data.use_nla = False  # pushed-down actions would pose it too
     set_rest_channels(arm)
 
 
@@ -124,6 +132,8 @@ def extract(
     """Everything the audit needs about ``obj`` deformed by ``mod``."""
     arm = mod.object
     mods = list(obj.modifiers)
+    others = {m.object for m in mods if m.type == "ARMATURE" and m is not mod and m.object is not None
+              and m.object.type == "ARMATURE" and m.object != arm}
     position = mods.index(mod)
     before = tuple(m.name for m in mods[:position] if m.show_viewport)
     after = [m for m in mods[position + 1:] if m.show_viewport]
@@ -134,18 +144,29 @@ def extract(
     active_keys = tuple(
         kb.name for kb in (keys.key_blocks[1:] if keys is not None else []) if abs(kb.value) > 0.0 and not kb.mute
     )
+    if keys is not None and obj.show_only_shape_key and obj.active_shape_key_index > 0:
+        # A pinned shape key shows at full strength whatever its value.
+        pinned = keys.key_blocks[obj.active_shape_key_index].name
+        active_keys = tuple(dict.fromkeys((*active_keys, pinned)))
     unsupported: list[str] = []
     base = mesh_positions(mesh)
     rest = base
     blender_out = None
     at_rest = None
     cleared = None
+    # A rig the view layer does not evaluate (hidden, excluded collection) is
+    # evaluated on visible sandbox copies instead.
+    hidden = not (obj_eval.is_evaluated and arm_eval.is_evaluated)
     with sandbox() as box:
+        if hidden:
+            arm_shown = box.copy_object(arm)
+            shown = box.copy_object(obj)
+            trim_after(shown, position, arm_shown)
         if before or active_keys:
             # The modifier's input: the stack evaluated up to (not including) it.
             copy = box.copy_object(obj)
             trim_after(copy, position - 1, None)
-        if after:
+        if after and not hidden:
             out_copy = box.copy_object(obj)
             trim_after(out_copy, position, None)
         if measure_drift:
@@ -159,7 +180,10 @@ def extract(
             dg = box.depsgraph()
             if before or active_keys:
                 rest = mesh_positions(copy.evaluated_get(dg).data)
-            if after:
+            if hidden:
+                blender_out = mesh_positions(shown.evaluated_get(dg).data)
+                bones = read_bones(arm_shown.evaluated_get(dg))
+            elif after:
                 blender_out = mesh_positions(out_copy.evaluated_get(dg).data)
             if measure_drift:
                 at_rest = mesh_positions(rest_copy.evaluated_get(dg).data)
@@ -177,7 +201,8 @@ def extract(
     if mod.use_multi_modifier:
         unsupported.append(f"'{mod.name}' uses Multi Modifier; blending with the previous modifier is not "
                            "reproduced")
-    bones = read_bones(arm_eval)
+    if not hidden:
+        bones = read_bones(arm_eval)
     bbones = [bones.names[j] for j in np.flatnonzero((bones.bbone_segments > 1) & bones.use_deform)]
     if bbones:
         unsupported.append(f"B-Bone segments on {len(bbones)} deform bones ({', '.join(bbones[:5])}): "
@@ -203,7 +228,11 @@ def extract(
         modelled=base,
         blender_at_rest=at_rest,
         cleared_channel=cleared,
-        armature_scale=np.array(arm_eval.matrix_world.to_scale(), dtype=np.float64),
+        armature_scale=np.linalg.norm(matrix(arm_eval.matrix_world)[:3, :3], axis=0),
+        armature_object_scale=np.array(arm.scale, dtype=np.float64),
+        armature_mirrored=bool(np.linalg.det(matrix(arm_eval.matrix_world)[:3, :3]) < 0),
+        other_bones=frozenset(b.name for a in others for b in a.data.bones),
+        other_deform_bones=frozenset(b.name for a in others for b in a.data.bones if b.use_deform),
         parent=obj.parent.name if obj.parent else "",
         shape_keys_active=active_keys,
         modifiers_before=before,

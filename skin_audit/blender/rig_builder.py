@@ -146,6 +146,10 @@ def build_rig(
     verts = np.asarray(vertices, dtype=np.float64)
     if verts.ndim != 2 or verts.shape[1] != 3:
         raise InputError(f"vertices must have shape (V, 3), got {verts.shape}")
+    known = bpy.types.ArmatureModifier.bl_rna.properties.keys()
+    unknown = sorted(set(modifier_settings) - set(known))
+    if unknown:
+        raise InputError(f"the Armature modifier has no setting {', '.join(map(repr, unknown))}")
     arm = build_armature(name + "_Armature", bones, collection, context.view_layer)
     me = bpy.data.meshes.new(name)
     me.from_pydata(verts.tolist(), [], [list(f) for f in faces])
@@ -158,8 +162,6 @@ def build_rig(
     mod = obj.modifiers.new("Armature", "ARMATURE")
     mod.object = arm
     for key, value in modifier_settings.items():
-        if not hasattr(mod, key):
-            raise InputError(f"the Armature modifier has no setting {key!r}")
         setattr(mod, key, value)
     context.view_layer.update()
     return obj, arm

@@ -29,6 +29,7 @@ class Sandbox:
         """A linked copy of ``obj`` in the sandbox (its data copied too when asked)."""
         dup = self.track(bpy.data.objects, obj.copy())
         dup.name = PREFIX + obj.name
+        dup.hide_viewport = False  # hidden originals must still evaluate here
         if copy_data and obj.data is not None:
             data = obj.data.copy()
             collection = bpy.data.meshes if isinstance(data, bpy.types.Mesh) else bpy.data.armatures
@@ -59,7 +60,10 @@ class Sandbox:
 
 @contextmanager
 def sandbox() -> Iterator[Sandbox]:
+    """A temporary scene at the user's current frame (so animation evaluates alike)."""
+    frame = bpy.context.scene.frame_current if bpy.context.scene is not None else 1
     scene = bpy.data.scenes.new(PREFIX + "scene")
+    scene.frame_current = frame
     box = Sandbox(scene)
     try:
         yield box

@@ -60,16 +60,22 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
     if negative.any():
         out.append(_finding("negative-weights", "ERROR",
                             f"{int(negative.sum())} vertices have negative weights", negative))
-    unweighted = deform_sum <= tolerances.BLENDER_MIN_CONTRIB
+    # Weights of groups that another Armature modifier of this mesh deforms with.
+    other = [g for g, n in enumerate(mesh.group_names)
+             if n in mesh.other_deform_bones and mesh.deform_groups()[g] < 0]
+    other_sum = w[other].astype(np.float64).sum(axis=0) if other else np.zeros(mesh.vertex_count)
+    total = deform_sum + other_sum
+    unweighted = total <= tolerances.BLENDER_MIN_CONTRIB
     if unweighted.any():
         out.append(_finding(
             "unweighted-vertices", "ERROR",
             f"{int(unweighted.sum())} vertices have no deform weight (sum <= 1e-4): Blender leaves them "
             "behind when the rig moves, engines collapse them to the origin", unweighted))
     tol = _weight_tolerance(options, influences)
-    off = ~unweighted & (np.abs(deform_sum - 1.0) > tol)
+    # Judged once, by the modifier that holds some of the vertex's weights.
+    off = ~unweighted & (deform_sum > tolerances.BLENDER_MIN_CONTRIB) & (np.abs(total - 1.0) > tol)
     if off.any():
-        err = np.abs(deform_sum - 1.0)
+        err = np.abs(total - 1.0)
         out.append(_finding(
             "weights-not-normalized", "WARNING",
             f"{int(off.sum())} vertices have deform weights not summing to 1 (worst: {_worst(err, off)}); "
@@ -87,12 +93,14 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
     for g, name in enumerate(mesh.group_names):
         if not used[g] or name == mesh.modifier.mask_group:
             continue
+        if bones[g] < 0 and name in mesh.other_bones:
+            continue  # another Armature modifier of this mesh uses it
         if bones[g] < 0:
             out.append(_finding("group-without-bone", "WARNING",
                                 f"vertex group '{name}' has weights but names no bone of "
                                 f"'{mesh.armature_object}': Blender ignores it (renamed bone?)",
                                 w[g] > 0, groups=(name,)))
-        elif not mesh.bones.use_deform[bones[g]]:
+        elif not mesh.bones.use_deform[bones[g]] and name not in mesh.other_deform_bones:
             out.append(_finding("weights-on-non-deform-bone", "WARNING",
                                 f"vertex group '{name}' has weights but bone '{name}' has Deform off: "
                                 "Blender ignores them", w[g] > 0, bones=(name,), groups=(name,)))
@@ -118,9 +126,10 @@ def rig_findings(mesh: SkinnedMesh) -> list[Finding]:
         out.append(_finding("no-deform-bones", "ERROR",
                             f"'{mesh.armature_object}' has no bone with Deform on: nothing can move the mesh"))
     scale = mesh.armature_scale
-    if (scale < 0).any():
+    if mesh.armature_mirrored:
+        user_scale = mesh.armature_object_scale.round(4).tolist()
         out.append(_finding("negative-armature-scale", "ERROR",
-                            f"'{mesh.armature_object}' has a negative object scale {scale.round(4).tolist()}: "
+                            f"'{mesh.armature_object}' is mirrored (scale {user_scale}, negative determinant): "
                             "mirrored skinning flips normals and breaks exports"))
     elif np.ptp(scale) > 1e-4 * np.abs(scale).max():
         out.append(_finding("non-uniform-armature-scale", "WARNING",
@@ -159,7 +168,7 @@ def _unsupported_vertices(mesh: SkinnedMesh, rec: Recomputed) -> NDArray[np.bool
         if b >= 0 and special[b]:
             skip |= mesh.weights[g] > 0
     if mesh.modifier.use_bone_envelopes:
-        skip |= rec.contrib <= 0.0
+        skip |= rec.contrib <= 0.0 if mesh.modifier.use_vertex_groups else True
     if mesh.modifier.use_multi_modifier:
         skip[:] = True
     return skip

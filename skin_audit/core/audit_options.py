@@ -33,7 +33,8 @@ class AuditOptions:
     sweep_degrees: tuple[float, ...] = (90.0, 180.0)
     #: twist-collapse below this smallest singular value; volume-loss below this determinant.
     collapse_threshold: float = 0.5
-    volume_threshold: float = 0.5
+    #: (0.5 is exactly a 50/50 vertex at 90 degrees: left to rounding, so a little lower.)
+    volume_threshold: float = 0.4
     #: Mirror vertices must lie within this fraction of the mesh size of each other.
     mirror_radius_relative: float = 1e-3
     #: weight-asymmetry when a weight differs from its mirror by more than this.

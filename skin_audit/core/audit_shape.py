@@ -22,7 +22,7 @@ from .findings import Finding, Severity
 from .pose_sweep import SweepPose, SweepResult, pose_channel, run_sweep
 from .rig_data import SkinnedMesh
 from .stray_weights import find_stray_weights
-from .symmetry import mirror_groups, mirror_mismatch, mirror_weights, pair_bones
+from .symmetry import mirror_frames, mirror_groups, mirror_weights, pair_bones, rotation_angle, shared_convention
 
 F64 = NDArray[np.float64]
 #: Given sweep poses, Blender's deformed positions (object space) for each.
@@ -48,20 +48,20 @@ def _sweep_findings(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions
     out.metrics["min_singular_value"] = float(sweep.smallest.min(initial=1.0))
     out.metrics["min_volume_ratio"] = float(sweep.det.min(initial=1.0))
     out.metrics["collapse_by_bone"] = {names[b]: v for b, v in sorted(sweep.per_bone.items())}
-    for code, values, moderate, pose_of, threshold, what in (
-        ("twist-collapse", sweep.smallest, sweep.moderate_smallest, sweep.worst_pose, options.collapse_threshold,
-         "shrink to {v:.3g} of their size (smallest singular value)"),
-        ("volume-loss", sweep.det, sweep.moderate_det, sweep.det_pose, options.volume_threshold,
-         "keep {v:.3g} of their volume (determinant)"),
+    for code, values, pose_of, moderate, moderate_pose, threshold, what in (
+        ("twist-collapse", sweep.smallest, sweep.worst_pose, sweep.moderate_smallest, sweep.moderate_pose,
+         options.collapse_threshold, "shrink to {v:.3g} of their size (smallest singular value)"),
+        ("volume-loss", sweep.det, sweep.det_pose, sweep.moderate_det, sweep.moderate_det_pose,
+         options.volume_threshold, "keep {v:.3g} of their volume (determinant)"),
     ):
         # WARNING where a pose the rig should survive (<= 90 deg, or its own limits) already
-        # squashes the vertex; INFO where only the 180-degree extremes do.
+        # squashes the vertex, named by that pose; INFO where only the 180-degree extremes do.
         warn = moderate < threshold
         info = (values < threshold) & ~warn
-        levels: tuple[tuple[Severity, NDArray[np.bool_]], ...] = (("WARNING", warn), ("INFO", info))
-        for severity, bad in levels:
-            if bad.any():
-                out.findings.append(_squash_finding(code, severity, bad, values, pose_of, what, sweep, names))
+        if warn.any():
+            out.findings.append(_squash_finding(code, "WARNING", warn, moderate, moderate_pose, what, sweep, names))
+        if info.any():
+            out.findings.append(_squash_finding(code, "INFO", info, values, pose_of, what, sweep, names))
 
 
 def _squash_finding(code: str, severity: Severity, bad: NDArray[np.bool_], values: F64,
@@ -85,12 +85,15 @@ def _squash_finding(code: str, severity: Severity, bad: NDArray[np.bool_], value
 def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, checker: SpotChecker,
                 keep: NDArray[np.bool_], out: ShapeResult) -> None:
     """Re-evaluate the worst sweep poses in Blender and compare with numpy."""
+    # The worst pose of each of the worst bones: distinct bones test more of the hierarchy.
     order = np.argsort(sweep.smallest, kind="stable")
     chosen: list[int] = []
+    bones_seen: set[int] = set()
     for v in order:
         k = int(sweep.worst_pose[v])
-        if k >= 0 and k not in chosen:
+        if k >= 0 and sweep.poses[k].bone not in bones_seen:
             chosen.append(k)
+            bones_seen.add(sweep.poses[k].bone)
         if len(chosen) == options.spot_checks:
             break
     if not chosen:
@@ -98,11 +101,13 @@ def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, ch
     poses = [sweep.poses[k] for k in chosen]
     blender = checker(poses)
     worst = 0.0
+    compared = 0
     tol = tolerances.SKINNING_MATCH_RELATIVE * max(mesh.size(), 1.0)
     for pose, positions in zip(poses, blender, strict=True):
-        numpy_positions = recompute_blender(mesh, pose_channel(mesh, pose)).positions
         if len(positions) != mesh.vertex_count:
             continue  # the stack changes the vertex count: reported as not reproduced already
+        compared += 1
+        numpy_positions = recompute_blender(mesh, pose_channel(mesh, pose)).positions
         diff = float(np.linalg.norm(numpy_positions - positions, axis=1)[keep].max(initial=0.0))
         worst = max(worst, diff)
         if diff > tol:
@@ -111,8 +116,9 @@ def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, ch
                 f"test pose '{pose.label(mesh.bones.names)}' deforms differently in Blender than in the numpy "
                 f"sweep (by {diff:.3g}); the sweep's numbers cannot be trusted for this rig",
                 details=_pose_details(pose, mesh.bones.names)))
-    out.metrics["sweep_spot_checks"] = len(poses)
-    out.metrics["sweep_spot_check_max_difference"] = worst
+    if compared:
+        out.metrics["sweep_spot_checks"] = compared
+        out.metrics["sweep_spot_check_max_difference"] = worst
 
 
 def _symmetry_findings(mesh: SkinnedMesh, options: AuditOptions, out: ShapeResult) -> None:
@@ -124,8 +130,22 @@ def _symmetry_findings(mesh: SkinnedMesh, options: AuditOptions, out: ShapeResul
             "unpaired-side-bone", "WARNING",
             f"{len(names)} side bones have no mirror partner by name: {', '.join(names[:6])}",
             len(names), bones=tuple(names)))
-    bad = [(a, c, ang, dist) for a, c, ang, dist in mirror_mismatch(b.rest, pairs)
-           if ang > tolerances.MIRROR_ANGLE_DEGREES or dist > tolerances.MIRROR_DISTANCE_RELATIVE * mesh.size()]
+    frames = mirror_frames(b.rest, pairs)
+    convention = shared_convention(frames, tolerances.MIRROR_ANGLE_DEGREES)
+    if convention is not None:
+        out.findings.append(Finding(
+            "mirror-axis-convention", "INFO",
+            f"the rig mirrors bone axes by its own rule: right bones are Blender's mirror image turned by "
+            f"{rotation_angle(convention):.1f} deg (other tools' mirroring; Blender's Paste Flipped and X-Mirror "
+            "expect its own); pairs are judged against that rule",
+            details={"angle_degrees": rotation_angle(convention)}))
+    reference = np.eye(3) if convention is None else convention
+    bad = []
+    far = tolerances.MIRROR_DISTANCE_RELATIVE * mesh.size()
+    for f in frames:
+        angle = rotation_angle(reference.T @ f.offset)
+        if angle > tolerances.MIRROR_ANGLE_DEGREES or f.head_distance > far:
+            bad.append((f.left, f.right, angle, f.head_distance))
     if bad:
         worst = max(bad, key=lambda t: t[2])
         out.findings.append(Finding(
@@ -137,7 +157,7 @@ def _symmetry_findings(mesh: SkinnedMesh, options: AuditOptions, out: ShapeResul
             details={"worst_angle_degrees": worst[2], "worst_head_distance": worst[3]}))
     if not pairs.pairs:
         out.findings.append(Finding(
-            "mesh-not-symmetric", "INFO", "the rig has no left/right bone pairs; weight symmetry was not checked"))
+            "no-mirrored-bones", "INFO", "the rig has no left/right bone pairs; weight symmetry was not checked"))
         return
     points = to_armature(mesh)
     mirror = mirror_weights(points, mesh.weights, mirror_groups(mesh.group_names, b.names, pairs), pairs,

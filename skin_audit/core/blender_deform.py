@@ -248,7 +248,10 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
     factor = mask_factor(mesh)
     lin = accumulate_linear(co, columns, channel)
     sensitive = np.zeros(len(co), dtype=bool)
-    if mesh.modifier.preserve_volume:
+    if not mesh.modifier.use_vertex_groups:
+        # Blender ignores the groups: only envelopes (not reproduced) could move the mesh.
+        out = co.copy()
+    elif mesh.modifier.preserve_volume:
         dual = accumulate_dual(co, columns, _with_channel(mesh, channel))
         out = finish_dual(co, dual, factor)
         sensitive = dual.order_sensitive

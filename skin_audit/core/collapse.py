@@ -60,12 +60,12 @@ def squash_measures(linear: F64, contrib: F64) -> tuple[F64, F64]:
     """
     moved = contrib > tolerances.BLENDER_MIN_CONTRIB
     a = linear[moved] / contrib[moved, None, None]
-    # Singular values are square roots of the eigenvalues of A^T A (symmetric: eigvalsh).
-    gram = np.einsum("vki,vkj->vij", a, a)  # vki,vkj->vij: A^T A per vertex
     smallest = np.ones(len(contrib))
     det = np.ones(len(contrib))
-    smallest[moved] = np.sqrt(np.maximum(np.linalg.eigvalsh(gram)[:, 0], 0.0))
-    det[moved] = np.linalg.det(a)
+    if a.size:
+        # SVD rather than sqrt(eig(A^T A)): exact to 1e-16 near a collapse, not 1e-8.
+        smallest[moved] = np.linalg.svd(a, compute_uv=False)[:, -1]
+        det[moved] = np.linalg.det(a)
     return smallest, det
 
 
@@ -82,5 +82,6 @@ def dqs_rotation_measures(real: F64) -> tuple[F64, F64]:
         np.stack([2 * (x * y + w * z), w * w + y * y - x * x - z * z, 2 * (y * z - w * x)], -1),
         np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), w * w + z * z - x * x - y * y], -1),
     ], -2) / n[:, None, None]
-    gram = np.einsum("vki,vkj->vij", rot, rot)  # vki,vkj->vij: R^T R per vertex
-    return np.sqrt(np.maximum(np.linalg.eigvalsh(gram)[:, 0], 0.0)), np.linalg.det(rot)
+    if not len(rot):
+        return np.ones(0), np.ones(0)
+    return np.linalg.svd(rot, compute_uv=False)[:, -1], np.linalg.det(rot)

@@ -3,9 +3,10 @@
 the hierarchy (never by posing the user's armature), with the LBS and DQS
 squash measures of every vertex they affect.
 
-Only vertices blending bones inside the posed bone's subtree with bones
-outside it can lose shape when that one bone turns; the others move rigidly,
-so the sweep computes them alone.
+Only vertices blending bones that move differently under a pose (the posed
+bone's subtree against the rest of the rig, or a branch that does not inherit
+rotation) can lose shape; the others move rigidly, so the sweep computes the
+blending ones alone.
 """
 
 from __future__ import annotations
@@ -56,20 +57,10 @@ class SweepResult:
     #: Worst values over the moderate poses only: |angle| <= 90 degrees or the rig's own limits.
     moderate_smallest: F64  # (V,)
     moderate_det: F64  # (V,)
+    moderate_pose: NDArray[np.intp]  # (V,) pose of moderate_smallest, -1 where none
+    moderate_det_pose: NDArray[np.intp]  # (V,)
     #: Worst LBS value per bone (over that bone's poses), by bone index.
     per_bone: dict[int, float]
-
-
-def subtree(parents: Sequence[int], root: int) -> NDArray[np.bool_]:
-    """(J,) bones at or below ``root``."""
-    inside = np.zeros(len(parents), dtype=bool)
-    inside[root] = True
-    changed = True
-    while changed:
-        parent_inside = np.array([p >= 0 and inside[p] for p in parents])
-        changed = bool((parent_inside & ~inside).any())
-        inside |= parent_inside
-    return inside
 
 
 def sweep_poses(mesh: SkinnedMesh, degrees: Sequence[float]) -> list[SweepPose]:
@@ -121,22 +112,24 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     dqs_smallest = np.ones(v)
     moderate_smallest = np.ones(v)
     moderate_det = np.ones(v)
+    moderate_pose = np.full(v, -1, dtype=np.intp)
+    moderate_det_pose = np.full(v, -1, dtype=np.intp)
     per_bone: dict[int, float] = {}
     co = to_armature(mesh)
-    total = np.zeros(v)
-    for _, idx, w in columns:
-        total[idx] += w
     by_bone: dict[int, list[int]] = {}
     for k, p in enumerate(poses):
         by_bone.setdefault(p.bone, []).append(k)
     for bone, pose_ids in by_bone.items():
-        inside = subtree(mesh.bones.parents, bone)
-        within = np.zeros(v)
-        for b, idx, w in columns:
-            if inside[b]:
-                within[idx] += w
-        # Vertices blending the moving subtree with the still rest of the rig.
-        mixed = (within > 0) & (within < total)
+        # Bones that move alike under this bone's poses form one class (the rest of the rig, the
+        # subtree that inherits its rotation, each non-inheriting branch...); only vertices
+        # weighted to two or more classes can change shape.
+        channel0 = pose_channel(mesh, poses[pose_ids[0]])
+        _, motion_class = np.unique(np.round(channel0.reshape(len(channel0), 16), 9), axis=0, return_inverse=True)
+        motion_class = motion_class.reshape(-1)
+        classes_hit = np.zeros((int(motion_class.max()) + 1, v), dtype=bool)
+        for b, idx, _ in columns:
+            classes_hit[motion_class[b], idx] = True
+        mixed = classes_hit.sum(axis=0) >= 2
         index = np.flatnonzero(mixed)
         if index.size == 0:
             per_bone[bone] = 1.0
@@ -158,12 +151,16 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
             det_pose[index[lower]] = k
             bone_worst = min(bone_worst, float(s.min()))
             if is_moderate(poses[k]):
-                moderate_smallest[index] = np.minimum(moderate_smallest[index], s)
-                moderate_det[index] = np.minimum(moderate_det[index], d)
+                lower_s = s < moderate_smallest[index]
+                moderate_smallest[index[lower_s]] = s[lower_s]
+                moderate_pose[index[lower_s]] = k
+                lower_d = d < moderate_det[index]
+                moderate_det[index[lower_d]] = d[lower_d]
+                moderate_det_pose[index[lower_d]] = k
             if better.any():
                 posed = replace(mesh, bones=replace(mesh.bones, channel=channel))
                 dual = accumulate_dual(co[index], local_cols, posed)
                 dqs_smallest[index[better]] = dqs_rotation_measures(dual.real[better])[0]
         per_bone[bone] = bone_worst
     return SweepResult(tuple(poses), smallest, det, worst, det_pose, dqs_smallest, moderate_smallest, moderate_det,
-                       per_bone)
+                       moderate_pose, moderate_det_pose, per_bone)

@@ -76,6 +76,7 @@ class AuditReport:
             "format": REPORT_FORMAT,
             "format_version": REPORT_VERSION,
             "tool": {"name": "skin_audit", "version": self.tool_version},
+            "version": self.tool_version,
             "blender_version": self.blender_version,
             "options": dict(self.options),
             "summary": {

@@ -28,6 +28,8 @@ class Bones:
     #: Per bone, per local axis (x, y, z): the rig's own rotation limits in radians
     #: (Limit Rotation constraints, IK limits), or None where there is none.
     limits: tuple[tuple[tuple[float, float] | None, ...], ...] = ()
+    #: (J,) Bone.use_inherit_rotation; empty means every bone inherits.
+    inherit_rotation: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
@@ -72,8 +74,15 @@ class SkinnedMesh:
     blender_at_rest: F64 | None = None
     #: Channel matrices with every pose channel cleared (constraints, drivers active), if measured.
     cleared_channel: F64 | None = None
-    #: Armature object's world scale, (3,).
+    #: Armature object's world scale, (3,), and whether its world matrix mirrors (det < 0).
     armature_scale: F64 = field(default_factory=lambda: np.ones(3))
+    armature_mirrored: bool = False
+    #: The armature object's own Scale property, as the user set it (for messages).
+    armature_object_scale: F64 = field(default_factory=lambda: np.ones(3))
+    #: Bones of the mesh's other Armature modifiers (a body rig beside a face rig):
+    #: their groups are not "without bone", and their weights count toward a vertex's total.
+    other_bones: frozenset[str] = frozenset()
+    other_deform_bones: frozenset[str] = frozenset()
     parent: str = ""
     #: Shape keys with non-zero value and modifiers ahead of the Armature modifier, by name.
     shape_keys_active: tuple[str, ...] = ()

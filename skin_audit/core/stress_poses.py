@@ -53,11 +53,15 @@ def posed_channels(bones: Bones, local_rotations: F64) -> F64:
     """
     rest = bones.rest
     world = np.empty_like(rest)
+    inherits = bones.inherit_rotation if len(bones.inherit_rotation) else np.ones(len(rest), dtype=bool)
     for j in parent_first_order(bones.parents):
         p = bones.parents[j]
         local = rest[j] if p < 0 else np.linalg.inv(rest[p]) @ rest[j]
         parent_world = np.eye(4) if p < 0 else world[p]
         world[j] = parent_world @ local @ local_rotations[j]
+        if p >= 0 and not inherits[j]:
+            # Inherit Rotation off: the head still follows the parent, the frame keeps its rest orientation.
+            world[j][:3, :3] = (rest[j] @ local_rotations[j])[:3, :3]
     return world @ np.linalg.inv(rest)
 
 

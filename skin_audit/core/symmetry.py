@@ -143,17 +143,49 @@ def reflect_points(points: F64, pairs: BonePairs) -> F64:
     return out
 
 
-def mirror_mismatch(rest: F64, pairs: BonePairs) -> list[tuple[int, int, float, float]]:
-    """Per pair: (left, right, rotation angle in degrees, head distance) from a true mirror image."""
+def rotation_angle(r: F64) -> float:
+    """Angle in degrees of a 3x3 rotation, from atan2 of its skew and symmetric parts (no arccos noise)."""
+    skew = 0.5 * np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    return float(np.degrees(np.arctan2(np.linalg.norm(skew), (np.trace(r) - 1.0) / 2.0)))
+
+
+@dataclass(frozen=True)
+class PairFrames:
+    left: int
+    right: int
+    #: Rotation from Blender's mirror image of the left bone to the right bone, in the bone's frame.
+    offset: F64  # (3, 3)
+    angle: float  # degrees of ``offset``
+    head_distance: float
+
+
+def mirror_frames(rest: F64, pairs: BonePairs) -> list[PairFrames]:
+    """Per pair, how the right bone's rest frame differs from the left one's mirror image."""
     refl = reflection(pairs)
     out = []
     for a, b in pairs.pairs:
         expected = refl @ rest[a] @ MIRROR
-        r = expected[:3, :3].T @ rest[b][:3, :3]
-        cos = np.clip((np.trace(r) - 1.0) / 2.0, -1.0, 1.0)
-        out.append((a, b, float(np.degrees(np.arccos(cos))),
-                    float(np.linalg.norm(expected[:3, 3] - rest[b][:3, 3]))))
+        offset = expected[:3, :3].T @ rest[b][:3, :3]
+        out.append(PairFrames(a, b, offset, rotation_angle(offset),
+                              float(np.linalg.norm(expected[:3, 3] - rest[b][:3, 3]))))
     return out
+
+
+def shared_convention(frames: list[PairFrames], tolerance_degrees: float) -> F64 | None:
+    """The frame offset most pairs share, when it is not Blender's own (identity) and at least
+    two pairs and half of them follow it: a rig mirrored by another tool's rule (e.g. axes turned
+    180 degrees), consistent, not a stray roll."""
+    best: tuple[int, F64 | None] = (0, None)
+    for f in frames:
+        count = sum(rotation_angle(f.offset.T @ g.offset) <= tolerance_degrees for g in frames)
+        if count > best[0]:
+            best = (count, f.offset)
+    count, offset = best
+    if offset is None or rotation_angle(offset) <= tolerance_degrees:
+        return None
+    if count >= 2 and 2 * count >= len(frames):
+        return offset
+    return None
 
 
 @dataclass(frozen=True)
