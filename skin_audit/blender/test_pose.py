@@ -10,6 +10,7 @@ import bpy
 from mathutils import Quaternion, Vector
 
 from ..core.errors import InputError
+from .extract import set_rest_channels
 
 
 def apply_test_pose(armature: bpy.types.Object, bone: str, axis: str, degrees: float) -> None:
@@ -25,12 +26,7 @@ def apply_test_pose(armature: bpy.types.Object, bone: str, axis: str, degrees: f
         raise InputError(f"'{armature.name}' has no bone '{bone}' (renamed?): run the audit again")
     if axis not in ("x", "y", "z"):
         raise InputError(f"unknown axis {axis!r}")
-    for other in armature.pose.bones:
-        other.location = (0.0, 0.0, 0.0)
-        other.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
-        other.rotation_euler = (0.0, 0.0, 0.0)
-        other.rotation_axis_angle = (0.0, 0.0, 1.0, 0.0)
-        other.scale = (1.0, 1.0, 1.0)
+    set_rest_channels(armature)
     direction = Vector([1.0 if a == axis else 0.0 for a in "xyz"])
     turn = Quaternion(direction, math.radians(degrees))
     if pb.rotation_mode == "QUATERNION":

@@ -14,8 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import tolerances
 from .affine import rigid_inverse, validate_affine
-from .errors import ShapeError
-from .influences import as_points, validate_influences
+from .influences import checked_skinning_inputs
 
 F64 = NDArray[np.float64]
 
@@ -168,10 +167,6 @@ def dual_quaternion_skinning(
     -------
     (V, 3) float64
     """
-    p = as_points(points)
-    c = validate_affine(skin, "skinning matrix")
-    if c.ndim != 3:
-        raise ShapeError(f"skinning matrices: expected shape (J, 4, 4), got {c.shape}")
-    idx, w = validate_influences(indices, weights, c.shape[0], p.shape[0])
+    p, idx, w, c = checked_skinning_inputs(points, indices, weights, skin)
     dual = matrix_to_dual_quaternion(c, rigid_tolerance=rigid_tolerance)
     return apply_dual_quaternions(blend_dual_quaternions(idx, w, dual), p)

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import tolerances
+from .affine import validate_affine
 from .errors import (
     JointIndexError,
     NegativeWeightError,
@@ -107,3 +108,23 @@ def validate_influences(
             "skin_audit does not normalise silently: fix the weights at the source."
         )
     return idx, w
+
+
+def checked_skinning_inputs(
+    points: ArrayLike, indices: ArrayLike, weights: ArrayLike, skin: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
+    """Every strict check a skinning method needs, in one place.
+
+    Returns
+    -------
+    points : (V, 3) float64
+    indices : (V, K) intp
+    weights : (V, K) float64
+    skin : (J, 4, 4) float64
+    """
+    p = as_points(points)
+    c = validate_affine(skin, "skinning matrix")
+    if c.ndim != 3:
+        raise ShapeError(f"skinning matrices: expected shape (J, 4, 4), got {c.shape}")
+    idx, w = validate_influences(indices, weights, c.shape[0], p.shape[0])
+    return p, idx, w, c

@@ -6,9 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .affine import validate_affine
-from .errors import ShapeError
-from .influences import as_points, validate_influences
+from .influences import checked_skinning_inputs
 
 
 def blend_matrices(
@@ -51,11 +49,7 @@ def linear_blend_skinning(
     -------
     (V, 3) float64
     """
-    p = as_points(points)
-    c = validate_affine(skin, "skinning matrix")
-    if c.ndim != 3:
-        raise ShapeError(f"skinning matrices: expected shape (J, 4, 4), got {c.shape}")
-    idx, w = validate_influences(indices, weights, c.shape[0], p.shape[0])
+    p, idx, w, c = checked_skinning_inputs(points, indices, weights, skin)
     m = blend_matrices(idx, w, c)
     # vij,vj->vi: the blended affine map applied to each homogeneous point.
     homo: NDArray[np.float64] = np.einsum("vij,vj->vi", m, np.column_stack([p, np.ones(len(p))]))

@@ -91,6 +91,15 @@ def pose_channel(mesh: SkinnedMesh, pose: SweepPose) -> F64:
     return posed_channels(mesh.bones, local)
 
 
+def _keep_lower(best: F64, best_pose: NDArray[np.intp], index: NDArray[np.intp], values: F64,
+                pose: int) -> NDArray[np.bool_]:
+    """Where ``values`` beat ``best`` at ``index``: store them and the pose; return that mask."""
+    lower: NDArray[np.bool_] = values < best[index]
+    best[index[lower]] = values[lower]
+    best_pose[index[lower]] = pose
+    return lower
+
+
 def _restrict(columns: Columns, keep: NDArray[np.bool_]) -> Columns:
     out = []
     for bone, idx, w in columns:
@@ -143,20 +152,12 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
             channel = pose_channel(mesh, poses[k])
             linear, contrib = blended_linear(local_cols, channel, index.size)
             s, d = squash_measures(linear, contrib)
-            better = s < smallest[index]
-            smallest[index[better]] = s[better]
-            worst[index[better]] = k
-            lower = d < det[index]
-            det[index[lower]] = d[lower]
-            det_pose[index[lower]] = k
+            better = _keep_lower(smallest, worst, index, s, k)
+            _keep_lower(det, det_pose, index, d, k)
             bone_worst = min(bone_worst, float(s.min()))
             if is_moderate(poses[k]):
-                lower_s = s < moderate_smallest[index]
-                moderate_smallest[index[lower_s]] = s[lower_s]
-                moderate_pose[index[lower_s]] = k
-                lower_d = d < moderate_det[index]
-                moderate_det[index[lower_d]] = d[lower_d]
-                moderate_det_pose[index[lower_d]] = k
+                _keep_lower(moderate_smallest, moderate_pose, index, s, k)
+                _keep_lower(moderate_det, moderate_det_pose, index, d, k)
             if better.any():
                 posed = replace(mesh, bones=replace(mesh.bones, channel=channel))
                 dual = accumulate_dual(co[index], local_cols, posed)

@@ -125,6 +125,17 @@ def _audited_object(name: str) -> bpy.types.Object:
     return obj
 
 
+def _finding_at(context: bpy.types.Context, mesh_index: int, finding_index: int):
+    """(MeshAudit, Finding) the panel's button points at, or a clear error when the results moved on."""
+    result = require_audit(context.scene)
+    if not 0 <= mesh_index < len(result.meshes):
+        raise InputError(f"there is no audited mesh number {mesh_index}: run the audit again")
+    audit = result.meshes[mesh_index]
+    if not 0 <= finding_index < len(audit.findings):
+        raise InputError(f"{audit.object!r} has no finding number {finding_index}: run the audit again")
+    return audit, audit.findings[finding_index]
+
+
 @dataclass(frozen=True)
 class Selected:
     object: str
@@ -134,13 +145,7 @@ class Selected:
 
 def select_finding(context: bpy.types.Context, mesh_index: int, finding_index: int, target: str) -> Selected:
     """Select the vertices (Edit Mode) or bones (Pose Mode) that a finding names."""
-    result = require_audit(context.scene)
-    if not 0 <= mesh_index < len(result.meshes):
-        raise InputError(f"there is no audited mesh number {mesh_index}: run the audit again")
-    audit = result.meshes[mesh_index]
-    if not 0 <= finding_index < len(audit.findings):
-        raise InputError(f"{audit.object!r} has no finding number {finding_index}: run the audit again")
-    finding = audit.findings[finding_index]
+    audit, finding = _finding_at(context, mesh_index, finding_index)
     if target == "BONES":
         if not finding.bones or not audit.armature:
             raise InputError(f"finding {finding.code!r} names no bone")
@@ -162,13 +167,7 @@ def pose_details(finding) -> tuple[str, str, float] | None:
 
 def show_test_pose(context: bpy.types.Context, mesh_index: int, finding_index: int) -> str:
     """Pose the audited armature at a finding's worst test pose; returns its label."""
-    result = require_audit(context.scene)
-    if not 0 <= mesh_index < len(result.meshes):
-        raise InputError(f"there is no audited mesh number {mesh_index}: run the audit again")
-    audit = result.meshes[mesh_index]
-    if not 0 <= finding_index < len(audit.findings):
-        raise InputError(f"{audit.object!r} has no finding number {finding_index}: run the audit again")
-    finding = audit.findings[finding_index]
+    audit, finding = _finding_at(context, mesh_index, finding_index)
     pose = pose_details(finding)
     if pose is None or not audit.armature:
         raise InputError(f"finding {finding.code!r} has no test pose to show")
