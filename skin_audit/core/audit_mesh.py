@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from . import tolerances
 from .audit_options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .audit_shape import SpotChecker, shape_checks
-from .blender_deform import Recomputed, engine_positions, recompute_blender
+from .blender_deform import Recomputed, deform_both, recompute_blender
 from .findings import Finding, Severity
 from .report import MeshAudit
 from .rig_data import SkinnedMesh
@@ -262,8 +262,9 @@ def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
     poses = [("current", None)] + [(p.name, p.channel) for p in
                                    standard_poses(mesh.bones, options.test_pose_degrees)]
     for name, channel in poses:
-        blender_like = rec.positions if channel is None else recompute_blender(mesh, channel).positions
-        d = _distance(engine_positions(mesh, options.max_influences, channel), blender_like)
+        blender_like, engine = deform_both(mesh, channel, options.max_influences)
+        assert engine is not None
+        d = _distance(engine, blender_like.positions)
         if d.max(initial=0.0) > divergence.max(initial=0.0):
             worst_pose = name
         divergence = np.maximum(divergence, d)

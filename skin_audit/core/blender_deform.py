@@ -48,39 +48,7 @@ class Accumulation:
 
 def group_columns(mesh: SkinnedMesh) -> list[tuple[int, NDArray[np.intp], F64]]:
     """Per deform group: (bone index, vertices with a non-zero weight, those weights as float64)."""
-    out = []
-    for g, bone in enumerate(mesh.deform_groups()):
-        if bone < 0:
-            continue
-        row = mesh.weights[g]
-        idx = np.flatnonzero(row)
-        if idx.size:
-            out.append((int(bone), idx, row[idx].astype(np.float64)))
-    return out
-
-
-def accumulate_linear(
-    co: F64, columns: list[tuple[int, NDArray[np.intp], F64]], channel: F64
-) -> Accumulation:
-    """Sum ``w_j (M_j co - co)`` and ``w_j`` over the given deform group columns.
-
-    Parameters
-    ----------
-    co : (V, 3) float64, armature space rest positions
-    columns : from :func:`group_columns`
-    channel : (J, 4, 4) float64 skinning matrices ``M_j``
-    """
-    disp = np.zeros_like(co)
-    contrib = np.zeros(len(co))
-    count = np.zeros(len(co), dtype=np.intp)
-    for bone, idx, w in columns:
-        m = channel[bone]
-        p = co[idx]
-        # M p - p = (R - I) p + t, for the group's vertices only.
-        disp[idx] += w[:, None] * (p @ (m[:3, :3] - np.eye(3)).T + m[:3, 3])
-        contrib[idx] += w
-        count[idx] += 1
-    return Accumulation(disp, contrib, count)
+    return mesh.deform_columns
 
 
 def mask_factor(mesh: SkinnedMesh) -> F64:
@@ -237,28 +205,73 @@ class Recomputed:
 
 def to_armature(mesh: SkinnedMesh) -> F64:
     """(V, 3) rest positions in armature space."""
-    return apply_affine(mesh.mesh_to_armature, mesh.rest)
+    return mesh.rest_armature
+
+
+def weighted_displacements(mesh: SkinnedMesh, channel: F64) -> F64:
+    """(N, 3) ``w (M_j co - co)`` for every weight of ``mesh.flat_columns``, armature space.
+
+    One small matrix product per group over its contiguous block: the cost follows
+    the number of weights, and the sums per vertex are then bincounts.
+    """
+    flat = mesh.flat_columns
+    out = np.empty_like(flat.rest)
+    for c, bone in enumerate(flat.bones):
+        block = slice(flat.starts[c], flat.starts[c + 1])
+        m = channel[bone]
+        # M p - p = (R - I) p + t.
+        np.matmul(flat.rest[block], (m[:3, :3] - np.eye(3)).T, out=out[block])
+        out[block] += m[:3, 3]
+    out *= flat.weight[:, None]
+    return out
+
+
+def _sum_per_vertex(vertex: NDArray[np.intp], values: F64, count: int) -> F64:
+    """(V, 3) sums of (N, 3) values by vertex."""
+    return np.column_stack([np.bincount(vertex, values[:, i], minlength=count) for i in range(3)])
 
 
 def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomputed:
     """Blender's deformation of ``mesh`` at ``channel`` (default: the current pose)."""
+    return deform_both(mesh, channel)[0]
+
+
+def deform_both(mesh: SkinnedMesh, channel: F64 | None = None, max_influences: int | None = None
+                ) -> tuple[Recomputed, F64 | None]:
+    """Blender's deformation and, with ``max_influences``, the strict engine's, from one pass.
+
+    The engine keeps each vertex's ``max_influences`` largest weights without
+    renormalising: ``sum_k w_k M_k co = sum_k w_k (M_k co - co) + (sum_k w_k) co``;
+    unweighted vertices go to the armature origin (a zero matrix sum).
+    """
     channel = mesh.bones.channel if channel is None else channel
-    co = to_armature(mesh)
-    columns = group_columns(mesh)
+    flat = mesh.flat_columns
+    co = mesh.rest_armature
+    v = mesh.vertex_count
     factor = mask_factor(mesh)
-    lin = accumulate_linear(co, columns, channel)
-    sensitive = np.zeros(len(co), dtype=bool)
+    values = weighted_displacements(mesh, channel)
+    disp = _sum_per_vertex(flat.vertex, values, v)
+    sensitive = np.zeros(v, dtype=bool)
     if not mesh.modifier.use_vertex_groups:
         # Blender ignores the groups: only envelopes (not reproduced) could move the mesh.
         out = co.copy()
     elif mesh.modifier.preserve_volume:
-        dual = accumulate_dual(co, columns, _with_channel(mesh, channel))
+        dual = accumulate_dual(co, group_columns(mesh), _with_channel(mesh, channel))
         out = finish_dual(co, dual, factor)
         sensitive = dual.order_sensitive
     else:
-        out = finish_linear(co, lin, factor)
+        out = finish_linear(co, Accumulation(disp, flat.contrib, flat.count), factor)
     back = np.linalg.inv(mesh.mesh_to_armature)
-    return Recomputed(apply_affine(back, out), lin.contrib, lin.influences, sensitive)
+    rec = Recomputed(apply_affine(back, out), flat.contrib, flat.count, sensitive)
+    if max_influences is None:
+        return rec, None
+    dropped = ~np.concatenate(_top_n_mask(mesh, group_columns(mesh), max_influences) or [np.zeros(0, dtype=bool)])
+    kept_disp, kept_contrib = disp, flat.contrib
+    if dropped.any():
+        kept_disp = disp - _sum_per_vertex(flat.vertex[dropped], values[dropped], v)
+        kept_contrib = flat.contrib - np.bincount(flat.vertex[dropped], flat.weight[dropped], minlength=v)
+    engine = kept_disp + kept_contrib[:, None] * co
+    return rec, apply_affine(back, engine)
 
 
 def _with_channel(mesh: SkinnedMesh, channel: F64) -> SkinnedMesh:
@@ -270,21 +283,10 @@ def _with_channel(mesh: SkinnedMesh, channel: F64) -> SkinnedMesh:
 
 
 def engine_positions(mesh: SkinnedMesh, max_influences: int, channel: F64 | None = None) -> F64:
-    """(V, 3) the strict engine deformation: top-N raw weights, no renormalisation, object space.
-
-    Unweighted vertices go to the armature origin, as in an engine that
-    multiplies by a zero matrix sum.
-    """
-    channel = mesh.bones.channel if channel is None else channel
-    co = to_armature(mesh)
-    columns = group_columns(mesh)
-    keep = _top_n_mask(mesh, columns, max_influences)
-    out = np.zeros_like(co)
-    for (bone, idx, w), kept in zip(columns, keep, strict=True):
-        m = channel[bone]
-        sel = idx[kept]
-        out[sel] += w[kept, None] * apply_affine(m, co[sel])
-    return apply_affine(np.linalg.inv(mesh.mesh_to_armature), out)
+    """(V, 3) the strict engine deformation: top-N raw weights, no renormalisation, object space."""
+    engine = deform_both(mesh, channel, max_influences)[1]
+    assert engine is not None
+    return engine
 
 
 def _top_n_mask(

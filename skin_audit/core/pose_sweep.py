@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
+from . import tolerances
 from .affine import rotation
 from .blender_deform import accumulate_dual, group_columns, to_armature
 from .collapse import Columns, blended_linear, dqs_rotation_measures, squash_measures
@@ -128,6 +129,9 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     by_bone: dict[int, list[int]] = {}
     for k, p in enumerate(poses):
         by_bone.setdefault(p.bone, []).append(k)
+    flat_bone = np.concatenate([np.full(len(idx), b, dtype=np.intp) for b, idx, _ in columns] or [np.zeros(0, int)])
+    flat_vertex = np.concatenate([idx for _, idx, _ in columns] or [np.zeros(0, int)])
+    flat_weight = np.concatenate([w for _, _, w in columns] or [np.zeros(0)])
     for bone, pose_ids in by_bone.items():
         # Bones that move alike under this bone's poses form one class (the rest of the rig, the
         # subtree that inherits its rotation, each non-inheriting branch...); only vertices
@@ -135,33 +139,66 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
         channel0 = pose_channel(mesh, poses[pose_ids[0]])
         _, motion_class = np.unique(np.round(channel0.reshape(len(channel0), 16), 9), axis=0, return_inverse=True)
         motion_class = motion_class.reshape(-1)
-        classes_hit = np.zeros((int(motion_class.max()) + 1, v), dtype=bool)
-        for b, idx, _ in columns:
-            classes_hit[motion_class[b], idx] = True
-        mixed = classes_hit.sum(axis=0) >= 2
-        index = np.flatnonzero(mixed)
+        n_cls = int(motion_class.max()) + 1
+        class_weight = np.bincount(motion_class[flat_bone] * v + flat_vertex, weights=flat_weight,
+                                   minlength=n_cls * v).reshape(n_cls, v)
+        hit = class_weight > 0.0
+        n_hit = hit.sum(axis=0)
+        index = np.flatnonzero(n_hit >= 2)
         if index.size == 0:
             per_bone[bone] = 1.0
             continue
-        sub = _restrict(columns, mixed)
-        remap = np.full(v, -1, dtype=np.intp)
-        remap[index] = np.arange(index.size)
-        local_cols = [(b, remap[idx], w) for b, idx, w in sub]
+        rep = np.array([np.flatnonzero(motion_class == c)[0] for c in range(n_cls)])
+        rigid = bool(np.abs(np.einsum("cji,cjk->cik", channel0[rep, :3, :3], channel0[rep, :3, :3])
+                            - np.eye(3)).max() <= tolerances.ORTHONORMAL_FLOAT32)
+        # Two rigid motions blended with fractions (1 - s, s): the blended 3x3 is R_a ((1-s) I + s Q)
+        # with Q = R_a^T R_b, whose singular values are 1 and sqrt(1 - 4 s (1-s) sin^2(phi/2)) twice
+        # (phi the angle of Q), exactly; its determinant is the square.  Three or more motions
+        # (or non-rigid ones) take the general path: blend the matrices, then an SVD.
+        pair = (n_hit[index] == 2) if rigid else np.zeros(index.size, dtype=bool)
+        pair_index, many_index = index[pair], index[~pair]
+        a = np.argmax(hit[:, pair_index], axis=0)
+        b = n_cls - 1 - np.argmax(hit[::-1, pair_index], axis=0)
+        wa, wb = class_weight[a, pair_index], class_weight[b, pair_index]
+        frac = wb / (wa + wb)
+        spread = 4.0 * frac * (1.0 - frac)
+        local_cols = []
+        if many_index.size:
+            remap = np.full(v, -1, dtype=np.intp)
+            remap[many_index] = np.arange(many_index.size)
+            keep = np.zeros(v, dtype=bool)
+            keep[many_index] = True
+            local_cols = [(bb, remap[idx], w) for bb, idx, w in _restrict(columns, keep)]
+        order = np.concatenate([pair_index, many_index])
         bone_worst = 1.0
         for k in pose_ids:
             channel = pose_channel(mesh, poses[k])
-            linear, contrib = blended_linear(local_cols, channel, index.size)
-            s, d = squash_measures(linear, contrib)
-            better = _keep_lower(smallest, worst, index, s, k)
-            _keep_lower(det, det_pose, index, d, k)
-            bone_worst = min(bone_worst, float(s.min()))
+            rot = channel[rep, :3, :3]
+            # aji,bjk->abik: R_a^T R_b for every pair of classes; its trace gives cos(phi).
+            rel = np.einsum("aji,bjk->abik", rot, rot)
+            cos_phi = (np.trace(rel, axis1=2, axis2=3) - 1.0) / 2.0
+            half_sin2 = np.clip((1.0 - cos_phi[a, b]) / 2.0, 0.0, 1.0)
+            d_pair = 1.0 - spread * half_sin2
+            s_pair = np.sqrt(np.maximum(d_pair, 0.0))
+            s_many, d_many = np.ones(0), np.ones(0)
+            if many_index.size:
+                linear, contrib = blended_linear(local_cols, channel, many_index.size)
+                s_many, d_many = squash_measures(linear, contrib)
+            s_all = np.concatenate([s_pair, s_many])
+            d_all = np.concatenate([d_pair, d_many])
+            better = _keep_lower(smallest, worst, order, s_all, k)
+            _keep_lower(det, det_pose, order, d_all, k)
+            bone_worst = min(bone_worst, float(s_all.min()))
             if is_moderate(poses[k]):
-                _keep_lower(moderate_smallest, moderate_pose, index, s, k)
-                _keep_lower(moderate_det, moderate_det_pose, index, d, k)
-            if better.any():
+                _keep_lower(moderate_smallest, moderate_pose, order, s_all, k)
+                _keep_lower(moderate_det, moderate_det_pose, order, d_all, k)
+            # DQS of two rigid motions is a rigid motion: 1.  Otherwise blend and measure.
+            dqs_smallest[pair_index[better[:pair_index.size]]] = 1.0
+            better_many = better[pair_index.size:]
+            if better_many.any():
                 posed = replace(mesh, bones=replace(mesh.bones, channel=channel))
-                dual = accumulate_dual(co[index], local_cols, posed)
-                dqs_smallest[index[better]] = dqs_rotation_measures(dual.real[better])[0]
+                dual = accumulate_dual(co[many_index], local_cols, posed)
+                dqs_smallest[many_index[better_many]] = dqs_rotation_measures(dual.real[better_many])[0]
         per_bone[bone] = bone_worst
     return SweepResult(tuple(poses), smallest, det, worst, det_pose, dqs_smallest, moderate_smallest, moderate_det,
                        moderate_pose, moderate_det_pose, per_bone)

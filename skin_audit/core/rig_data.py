@@ -5,6 +5,7 @@ extracts and the audit judges.  Spaces are named on every field."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,6 +35,19 @@ class Bones:
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
 
+    @cached_property
+    def local_rest(self) -> F64:
+        """(J, 4, 4) each bone's rest matrix relative to its parent's (its own for a root)."""
+        inv = np.linalg.inv(self.rest)
+        out: F64 = np.array([self.rest[j] if p < 0 else inv[p] @ self.rest[j] for j, p in enumerate(self.parents)])
+        return out.reshape(self.rest.shape)
+
+    @cached_property
+    def rest_inverse(self) -> F64:
+        """(J, 4, 4) inverses of the rest matrices."""
+        out: F64 = np.linalg.inv(self.rest)
+        return out
+
 
 @dataclass(frozen=True)
 class ArmatureModifierSettings:
@@ -46,6 +60,19 @@ class ArmatureModifierSettings:
     use_multi_modifier: bool = False
     mask_group: str = ""
     invert_mask: bool = False
+
+
+@dataclass(frozen=True)
+class FlatColumns:
+    """Every (deform group, vertex) weight end to end: column ``c`` is ``starts[c]:starts[c + 1]``."""
+
+    bones: NDArray[np.intp]  # (C,) bone of each column
+    starts: NDArray[np.intp]  # (C + 1,)
+    vertex: NDArray[np.intp]  # (N,)
+    weight: F64  # (N,)
+    rest: F64  # (N, 3) armature-space rest position of each entry's vertex
+    contrib: F64  # (V,) sum of deform weights
+    count: NDArray[np.intp]  # (V,) non-zero deform weights
 
 
 @dataclass(frozen=True)
@@ -105,6 +132,44 @@ class SkinnedMesh:
         """(G,) bone index each group names, -1 for none."""
         index = self.bones.index()
         return np.array([index.get(n, -1) for n in self.group_names], dtype=np.intp)
+
+    @cached_property
+    def deform_columns(self) -> list[tuple[int, NDArray[np.intp], F64]]:
+        """Per deform group with weights: (bone index, vertices with a non-zero weight, their weights).
+
+        Computed once per mesh (a scan of every group row); the audit reads it many times.
+        """
+        out = []
+        for g, bone in enumerate(self.deform_groups()):
+            if bone < 0:
+                continue
+            row = self.weights[g]
+            idx = np.flatnonzero(row)
+            if idx.size:
+                out.append((int(bone), idx, row[idx].astype(np.float64)))
+        return out
+
+    @cached_property
+    def rest_armature(self) -> F64:
+        """(V, 3) rest positions in armature space (``mesh_to_armature`` applied)."""
+        m = self.mesh_to_armature
+        out: F64 = self.rest @ m[:3, :3].T + m[:3, 3]
+        return out
+
+    @cached_property
+    def flat_columns(self) -> FlatColumns:
+        """The deform columns laid end to end, for one-pass sums over every weight."""
+        cols = self.deform_columns
+        starts = np.cumsum([0] + [len(idx) for _, idx, _ in cols])
+        vertex = np.concatenate([idx for _, idx, _ in cols]) if cols else np.zeros(0, dtype=np.intp)
+        weight = np.concatenate([w for _, _, w in cols]) if cols else np.zeros(0)
+        v = self.vertex_count
+        return FlatColumns(
+            bones=np.array([b for b, _, _ in cols], dtype=np.intp), starts=starts.astype(np.intp),
+            vertex=vertex, weight=weight, rest=self.rest_armature[vertex],
+            contrib=np.bincount(vertex, weight, minlength=v).astype(np.float64),
+            count=np.bincount(vertex, minlength=v).astype(np.intp),
+        )
 
     def deform_groups(self) -> NDArray[np.intp]:
         """(G,) bone index for groups naming a bone with Deform on, else -1 (Blender's pchan_from_defbase)."""

@@ -54,15 +54,16 @@ def posed_channels(bones: Bones, local_rotations: F64) -> F64:
     rest = bones.rest
     world = np.empty_like(rest)
     inherits = bones.inherit_rotation if len(bones.inherit_rotation) else np.ones(len(rest), dtype=bool)
+    local = bones.local_rest
     for j in parent_first_order(bones.parents):
         p = bones.parents[j]
-        local = rest[j] if p < 0 else np.linalg.inv(rest[p]) @ rest[j]
         parent_world = np.eye(4) if p < 0 else world[p]
-        world[j] = parent_world @ local @ local_rotations[j]
+        world[j] = parent_world @ local[j] @ local_rotations[j]
         if p >= 0 and not inherits[j]:
             # Inherit Rotation off: the head still follows the parent, the frame keeps its rest orientation.
             world[j][:3, :3] = (rest[j] @ local_rotations[j])[:3, :3]
-    return world @ np.linalg.inv(rest)
+    out: F64 = world @ bones.rest_inverse
+    return out
 
 
 def standard_poses(bones: Bones, degrees: float, only: NDArray[np.bool_] | None = None) -> list[StressPose]:
