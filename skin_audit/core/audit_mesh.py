@@ -25,7 +25,7 @@ WORST_SHOWN = 3
 
 
 def _vertices(mask: NDArray[np.bool_]) -> tuple[int, ...]:
-    return tuple(int(i) for i in np.flatnonzero(mask))
+    return tuple(np.flatnonzero(mask).tolist())
 
 
 def _worst(values: F64, mask: NDArray[np.bool_]) -> str:

@@ -77,7 +77,7 @@ def _squash_finding(code: str, severity: Severity, bad: NDArray[np.bool_], value
         f"{int(bad.sum())} vertices {what.format(v=float(values[worst_v]))} at the worst test pose "
         f"'{pose.label(names)}' (vertex {worst_v}){scope}; bones responsible: {', '.join(bones[:6])}. "
         f"This is linear blend skinning, not the data: Preserve Volume (DQS) {keeps}",
-        int(bad.sum()), tuple(int(i) for i in np.flatnonzero(bad)), tuple(bones), (),
+        int(bad.sum()), tuple(np.flatnonzero(bad).tolist()), tuple(bones), (),
         {**_pose_details(pose, names), "worst": float(values[worst_v]), "worst_vertex": worst_v, "dqs_worst": dqs},
     )
 
@@ -179,7 +179,7 @@ def _symmetry_findings(mesh: SkinnedMesh, options: AuditOptions, out: ShapeResul
             "weight-asymmetry", "WARNING",
             f"{int(asym.sum())} vertices weigh differently from their mirror vertex; worst vertex {v} "
             f"(mirror {int(mirror.partner[v])}) in group '{group}' by {mirror.difference[v]:.3g}",
-            int(asym.sum()), tuple(int(i) for i in np.flatnonzero(asym)),
+            int(asym.sum()), tuple(np.flatnonzero(asym).tolist()),
             groups=tuple(sorted({mesh.group_names[g] for g in mirror.worst_group[asym]})),
             details={"worst_vertex": v, "mirror_vertex": int(mirror.partner[v]),
                      "worst_difference": float(mirror.difference[v])}))
@@ -202,7 +202,7 @@ def _stray_findings(mesh: SkinnedMesh, out: ShapeResult) -> None:
     out.findings.append(Finding(
         "stray-weights", "WARNING",
         f"{len(vertices)} vertices carry weights that bleed from their bone: {', '.join(parts[:5])}",
-        len(vertices), tuple(int(i) for i in vertices), tuple(mesh.bones.names[s.bone] for s in strays),
+        len(vertices), tuple(vertices.tolist()), tuple(mesh.bones.names[s.bone] for s in strays),
         tuple(groups)))
 
 

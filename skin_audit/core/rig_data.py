@@ -123,6 +123,10 @@ class SkinnedMesh:
 
     def size(self) -> float:
         """Largest bounding-box side of the rest mesh (at least 1e-6)."""
+        return self._size
+
+    @cached_property
+    def _size(self) -> float:
         if self.vertex_count == 0:
             return 1.0
         finite = self.rest[np.isfinite(self.rest).all(axis=1)]

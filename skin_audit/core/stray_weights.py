@@ -76,7 +76,8 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
     node = weld_ids(points, WELD_RELATIVE * size)
     nodes = int(node.max()) + 1 if len(node) else 0
     node_edges = node[edges]
-    pieces = component_labels(nodes, node_edges)[node]
+    node_edges = node_edges[node_edges[:, 0] != node_edges[:, 1]]  # edges welded shut
+    pieces: NDArray[np.intp] | None = None  # connected pieces of the whole mesh, when first needed
     out = []
     for g, bone in enumerate(group_bones):
         if bone < 0:
@@ -93,10 +94,19 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
             far = idx[d > limit]
             worst = float(d.max())
         # Islands: pieces of the weighted region within one connected piece of the mesh.
-        node_weighted = np.zeros(nodes, dtype=bool)
-        node_weighted[node[idx]] = True
-        inner = node_edges[node_weighted[node_edges[:, 0]] & node_weighted[node_edges[:, 1]]]
-        region = component_labels(nodes, inner)[node[idx]]
+        # Labels on the region's own (compacted) subgraph keep this proportional to the region.
+        region_nodes, node_of = np.unique(node[idx], return_inverse=True)
+        compact = np.full(nodes, -1, dtype=np.intp)
+        compact[region_nodes] = np.arange(region_nodes.size)
+        ends = compact[node_edges]
+        inner = ends[(ends[:, 0] >= 0) & (ends[:, 1] >= 0)]
+        region = component_labels(region_nodes.size, inner)[node_of.reshape(-1)]
+        if np.unique(region).size == 1:  # one connected region: no islands
+            if far.size:
+                out.append(StrayGroup(g, int(bone), far, np.zeros(0, dtype=np.intp), worst))
+            continue
+        if pieces is None:
+            pieces = component_labels(nodes, node_edges)[node]
         island_vertices: list[NDArray[np.intp]] = []
         for piece in np.unique(pieces[idx]):
             on_piece = pieces[idx] == piece
