@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
                        help="exit 1 when a finding is at or above this severity (default error)")
     audit.add_argument("--object", metavar="NAME", help="audit only this mesh object")
+    audit.add_argument("--no-shape-checks", action="store_true",
+                       help="skip the extreme-pose sweep, symmetry and stray-weight checks (faster)")
 
     verify = sub.add_parser("verify", help="independently recheck a twist scene JSON (numpy only)")
     verify.add_argument("scene", metavar="SCENE.json")
@@ -125,7 +127,7 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     from .core.twist_outputs import dumps
 
     options = AuditOptions(max_influences=args.max_influences, weight_tolerance=args.weight_tolerance,
-                           fail_on=args.fail_on)
+                           fail_on=args.fail_on, shape_checks=not args.no_shape_checks)
     files = audit_paths(args.paths, options, args.object)
     report = AuditReport(__version__, bpy.app.version_string, options.to_dict(), files)
     if args.json:

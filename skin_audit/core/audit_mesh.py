@@ -279,9 +279,10 @@ def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
             f"'{worst_pose}'", far, max_divergence=float(divergence.max()), pose=worst_pose))
 
     # 4. Extreme poses, symmetry, stray weights.
-    shape = shape_checks(mesh, options, spot_checker, skip)
-    findings += shape.findings
-    metrics.update(shape.metrics)
-    measures.update(shape.measures)
+    if options.shape_checks:
+        shape = shape_checks(mesh, options, spot_checker, skip)
+        findings += shape.findings
+        metrics.update(shape.metrics)
+        measures.update(shape.measures)
 
     return MeshAudit(mesh.object, mesh.armature_object, mesh.vertex_count, metrics, tuple(findings), measures)

@@ -29,6 +29,8 @@ class AuditOptions:
     divergence_relative: float = 1e-3
     #: Bind drift beyond float32 precision of this relative size is reported.
     drift_relative: float = tolerances.FLOAT32_RELATIVE * 10
+    #: Extreme poses, symmetry and stray weights (the shape checks); off for a faster CI gate.
+    shape_checks: bool = True
     #: Pose sweep: each deform bone bent and twisted by these angles (and to its own limits).
     sweep_degrees: tuple[float, ...] = (90.0, 180.0)
     #: twist-collapse below this smallest singular value; volume-loss below this determinant.
