@@ -186,7 +186,7 @@ def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
     ``spot_checker`` lets Blender re-evaluate a few of the sweep's test poses.
     """
     size = mesh.size()
-    rec = recompute_blender(mesh)
+    rec, engine_now = deform_both(mesh, None, options.max_influences)
     deform_sum, influences = rec.contrib, rec.influences
     findings = weight_findings(mesh, options, deform_sum, influences)
     findings += rig_findings(mesh)
@@ -262,7 +262,9 @@ def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
     poses = [("current", None)] + [(p.name, p.channel) for p in
                                    standard_poses(mesh.bones, options.test_pose_degrees)]
     for name, channel in poses:
-        blender_like, engine = deform_both(mesh, channel, options.max_influences)
+        # The current pose was deformed both ways at the start.
+        blender_like, engine = (rec, engine_now) if channel is None else \
+            deform_both(mesh, channel, options.max_influences)
         assert engine is not None
         d = _distance(engine, blender_like.positions)
         if d.max(initial=0.0) > divergence.max(initial=0.0):

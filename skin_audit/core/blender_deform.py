@@ -32,7 +32,9 @@ F64 = NDArray[np.float64]
 
 
 def apply_affine(m: F64, points: F64) -> F64:
-    """(N, 3) points mapped by one (4, 4) matrix."""
+    """(N, 3) points mapped by one (4, 4) matrix (returned as they are for the identity)."""
+    if np.array_equal(m, np.eye(4)):
+        return points
     out: F64 = points @ m[:3, :3].T + m[:3, 3]
     return out
 
