@@ -3,24 +3,29 @@
 
     .venv/bin/python scripts/benchmark.py [--vertices 1000000] [--bones 32] [--repeat 3]
 
-Builds, in a fresh empty factory scene, a tube of quads (``--point-cloud``:
-vertices only) along a chain of bones on +Z, two influences a vertex
-(neighbouring bones, ``w`` and ``1 - w`` on a 64-level grid), an Armature
-modifier and a bent and twisted pose.  Then times, median of ``--repeat``
-runs with ``time.perf_counter``:
+Builds, in a fresh empty factory scene, a tube of quads (whole rings of 64
+vertices; ``--point-cloud``: vertices only) along a chain of bones on +Z,
+two influences a vertex (neighbouring bones, ``w`` and ``1 - w`` on a
+64-level grid), an Armature modifier and a bent and twisted pose.
+``--mirror`` builds two mirrored chains (.L and .R, half the bones and
+vertices each) so the audit's symmetry checks run as on a character.  Then
+times, median of ``--repeat`` runs with ``time.perf_counter``:
 
 1. Blender's evaluation: set one pose bone's rotation, ``depsgraph.update()``,
    and read the evaluated positions with
    ``evaluated_get(dg).data.attributes['position'].data.foreach_get('vector', buf)``
    (before each timed run the pose is moved away and evaluated, untimed, so
-   every timed run re-evaluates the armature and the 1M-vertex modifier);
+   every timed run re-evaluates the armature and the mesh's Armature modifier);
 2. weight extraction, ``skin_audit.blender.weights.group_weights``;
 3. the Python loop over ``v.groups`` (``group_weights_loop``), once, as the
    reference the extraction replaces (``--skip-loop`` leaves it out);
 4. the numpy recomputation, ``skin_audit.core.blender_deform.recompute_blender``
-   on the extracted ``SkinnedMesh``;
+   on a fresh copy of the extracted ``SkinnedMesh`` each run (so its per-mesh
+   caches are built inside the timing);
 5. the full audit without file loading,
-   ``skin_audit.blender.audit_scene.audit_meshes`` (extraction included).
+   ``skin_audit.blender.audit_scene.audit_meshes``: extraction included, and
+   timed apart (by wrapping ``audit_scene.extract`` during these runs);
+6. the same audit with ``AuditOptions(shape_checks=False)`` (``--no-shape-checks``).
 
 Prints the machine, a table of seconds and ratios to (1) with the issue's
 targets (2 / 10 / 30) and PASS or MISS, and the accuracy of the
@@ -32,8 +37,8 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import gc
-import io
 import math
 import os
 import platform
@@ -45,16 +50,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 from mathutils import Euler  # noqa: E402
 
+from skin_audit.blender import audit_scene  # noqa: E402
 from skin_audit.blender.audit_scene import audit_meshes  # noqa: E402
 from skin_audit.blender.extract import extract  # noqa: E402
 from skin_audit.blender.weights import group_weights, group_weights_loop  # noqa: E402
-from skin_audit.core.audit_mesh import audit_skinned_mesh  # noqa: E402
 from skin_audit.core.audit_options import AuditOptions  # noqa: E402
 from skin_audit.core.blender_deform import recompute_blender  # noqa: E402
 
@@ -66,6 +72,8 @@ LEVELS = 64
 RING = 64
 RADIUS = 0.25
 BONE_LENGTH = 1.0
+#: With --mirror, the .L chain stands at x = +MIRROR_OFFSET and the .R chain at x = -MIRROR_OFFSET.
+MIRROR_OFFSET = 0.5
 
 
 # --- the rig ---------------------------------------------------------------------------------------------
@@ -113,7 +121,12 @@ def _build_mesh(co: np.ndarray, quads: np.ndarray | None) -> bpy.types.Mesh:
     return me
 
 
-def _build_armature(scene: bpy.types.Scene, bones: int) -> bpy.types.Object:
+def _chains(mirror: bool) -> list[tuple[str, float]]:
+    """(name suffix, x of the chain) per chain: one on the Z axis, or a .L/.R pair mirrored across x = 0."""
+    return [(".L", MIRROR_OFFSET), (".R", -MIRROR_OFFSET)] if mirror else [("", 0.0)]
+
+
+def _build_armature(scene: bpy.types.Scene, chains: list[tuple[str, float]], length: int) -> bpy.types.Object:
     data = bpy.data.armatures.new("BenchRig")
     arm = bpy.data.objects.new("BenchRig", data)
     scene.collection.objects.link(arm)
@@ -121,27 +134,28 @@ def _build_armature(scene: bpy.types.Scene, bones: int) -> bpy.types.Object:
     view_layer.objects.active = arm
     bpy.ops.object.mode_set(mode="EDIT")
     try:
-        parent = None
-        for j in range(bones):
-            eb = data.edit_bones.new(f"B{j:02d}")
-            eb.head, eb.tail, eb.roll = (0.0, 0.0, j * BONE_LENGTH), (0.0, 0.0, (j + 1) * BONE_LENGTH), 0.0
-            if parent is not None:
-                eb.parent = parent
-                eb.use_connect = True
-            parent = eb
+        for suffix, x in chains:
+            parent = None
+            for j in range(length):
+                eb = data.edit_bones.new(f"B{j:02d}{suffix}")
+                eb.head, eb.tail, eb.roll = (x, 0.0, j * BONE_LENGTH), (x, 0.0, (j + 1) * BONE_LENGTH), 0.0
+                if parent is not None:
+                    eb.parent = parent
+                    eb.use_connect = True
+                parent = eb
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
     return arm
 
 
-def _assign_weights(obj: bpy.types.Object, co: np.ndarray, bones: int) -> int:
-    """Two influences a vertex: the bones whose centres bracket it, ``1 - q`` and ``q``.
+def _assign_weights(groups: list[bpy.types.VertexGroup], z: np.ndarray, first: int) -> int:
+    """Two influences a vertex: the chain's bones whose centres bracket it, ``1 - q`` and ``q``.
 
-    One ``vg.add`` per (group, distinct weight); returns the number of calls.
+    ``z`` holds the heights of vertices ``first, first + 1, ...``.  One ``vg.add``
+    per (group, distinct weight); returns the number of calls.
     """
-    groups = [obj.vertex_groups.new(name=f"B{j:02d}") for j in range(bones)]
-    s = co[:, 2].astype(np.float64) / BONE_LENGTH - 0.5  # in bone-centre units
-    lower = np.clip(np.floor(s), 0, bones - 2).astype(np.intp)
+    s = z.astype(np.float64) / BONE_LENGTH - 0.5  # in bone-centre units
+    lower = np.clip(np.floor(s), 0, len(groups) - 2).astype(np.intp)
     t = np.clip(s - lower, 0.0, 1.0)
     level = np.minimum(np.floor(t * LEVELS), LEVELS - 1).astype(np.intp)
     key = lower * LEVELS + level
@@ -151,7 +165,7 @@ def _assign_weights(obj: bpy.types.Object, co: np.ndarray, bones: int) -> int:
     for chunk in np.split(order, cuts):
         b, k = divmod(int(key[chunk[0]]), LEVELS)
         q = (k + 0.5) / LEVELS
-        members = chunk.tolist()
+        members = (chunk + first).tolist()
         groups[b].add(members, 1.0 - q, "REPLACE")
         groups[b + 1].add(members, q, "REPLACE")
         calls += 2
@@ -159,26 +173,52 @@ def _assign_weights(obj: bpy.types.Object, co: np.ndarray, bones: int) -> int:
 
 
 def _pose(arm: bpy.types.Object) -> None:
-    """Every bone bent about X and Z and twisted about its Y, by a few degrees that vary along the chain."""
-    for j, pb in enumerate(arm.pose.bones):
+    """Every bone bent about X and Z and twisted about its Y by a few degrees varying along its chain.
+
+    The .R chain gets the mirror image of the .L chain's pose.
+    """
+    for pb in arm.pose.bones:
+        j = int(pb.name[1:3])
+        sign = -1.0 if pb.name.endswith(".R") else 1.0
         pb.rotation_mode = "QUATERNION"
-        angles = (math.radians(10.0 * math.sin(0.7 * j + 0.3)), math.radians(6.0),
-                  math.radians(8.0 * math.cos(0.5 * j)))
+        angles = (math.radians(10.0 * math.sin(0.7 * j + 0.3)), sign * math.radians(6.0),
+                  sign * math.radians(8.0 * math.cos(0.5 * j)))
         pb.rotation_quaternion = Euler(angles, "XYZ").to_quaternion()
 
 
-def build_rig(vertices: int, bones: int, faces: bool) -> tuple[bpy.types.Object, bpy.types.Object, int]:
-    """A fresh empty scene holding the benchmark rig; returns (mesh object, armature, vg.add calls)."""
+def build_rig(
+    vertices: int, bones: int, faces: bool = True, mirror: bool = False
+) -> tuple[bpy.types.Object, bpy.types.Object, int]:
+    """A fresh empty scene holding the benchmark rig; returns (mesh object, armature, vg.add calls).
+
+    ``mirror`` splits the bones and vertices into two chains, .L and .R, mirror
+    images across x = 0, so the audit's symmetry checks run too.
+    """
     bpy.ops.wm.read_factory_settings(use_empty=True)
     scene = bpy.context.scene
-    arm = _build_armature(scene, bones)
+    chains = _chains(mirror)
+    length, per_chain = bones // len(chains), vertices // len(chains)
+    arm = _build_armature(scene, chains, length)
     if faces:
-        co, quads = _tube(vertices, bones)
+        co, quads = _tube(per_chain, length)
     else:
-        co, quads = _cloud(vertices, bones), None
-    obj = bpy.data.objects.new("Bench", _build_mesh(co, quads))
+        co, quads = _cloud(per_chain, length), None
+    parts, faces_parts = [], []
+    for c, (_, x) in enumerate(chains):
+        part = co.copy()
+        part[:, 0] = co[:, 0] + abs(x)
+        if x < 0.0:
+            part[:, 0] *= -1.0  # the exact mirror image of the .L part
+        parts.append(part)
+        if quads is not None:
+            faces_parts.append(quads + c * len(co))
+    obj = bpy.data.objects.new("Bench", _build_mesh(np.concatenate(parts),
+                                                    np.concatenate(faces_parts) if faces_parts else None))
     scene.collection.objects.link(obj)
-    calls = _assign_weights(obj, co, bones)
+    calls = 0
+    for c, (suffix, _) in enumerate(chains):
+        groups = [obj.vertex_groups.new(name=f"B{j:02d}{suffix}") for j in range(length)]
+        calls += _assign_weights(groups, co[:, 2], c * len(co))
     obj.parent = arm
     mod = obj.modifiers.new("Armature", "ARMATURE")
     mod.object = arm
@@ -237,19 +277,64 @@ def blender_evaluation(obj: bpy.types.Object, arm: bpy.types.Object, repeat: int
     return seconds, out.reshape(-1, 3).copy()
 
 
+def full_audit(obj: bpy.types.Object, repeat: int, options: AuditOptions | None = None
+               ) -> tuple[float, float, float, tuple[Any, ...]]:
+    """Medians of the full audit, of the extraction inside it and of the rest; the last audit.
+
+    The extraction is timed by wrapping ``audit_scene.extract`` for these runs only.
+    """
+    inner: list[float] = []
+
+    def timed_extract(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return extract(*args, **kwargs)
+        finally:
+            inner.append(time.perf_counter() - start)
+
+    totals, extracts, audits = [], [], ()
+    audit_scene.extract = timed_extract
+    try:
+        for _ in range(repeat):
+            inner.clear()
+            gc.collect()
+            start = time.perf_counter()
+            audits = audit_meshes(bpy.context, [obj], options or AuditOptions())
+            totals.append(time.perf_counter() - start)
+            extracts.append(sum(inner))
+    finally:
+        audit_scene.extract = extract
+    checks = [t - e for t, e in zip(totals, extracts, strict=True)]
+    return statistics.median(totals), statistics.median(extracts), statistics.median(checks), audits
+
+
 def profile_audit(obj: bpy.types.Object, top: int) -> str:
     """cProfile of one full audit: skin_audit functions by cumulative time, then everything by own time."""
     profiler = cProfile.Profile()
     profiler.enable()
     audit_meshes(bpy.context, [obj], AuditOptions())
     profiler.disable()
-    out = io.StringIO()
-    stats = pstats.Stats(profiler, stream=out).strip_dirs()
-    out.write("-- skin_audit functions, by cumulative time\n")
-    stats.sort_stats("cumulative").print_stats(r"skin_audit|benchmark", top)
-    out.write("-- everything, by own time\n")
-    stats.sort_stats("tottime").print_stats(top)
-    return out.getvalue()
+    # (file, line, function) -> (primitive calls, calls, own seconds, cumulative seconds, callers)
+    stats = pstats.Stats(profiler).stats
+    total = sum(own for _, _, own, _, _ in stats.values())
+
+    def lines(keys: list[tuple[str, int, str]]) -> list[str]:
+        out = [f"{'calls':>7} {'own s':>8} {'cum s':>8}  function"]
+        for key in keys[:top]:
+            _, calls, own, cum, _ = stats[key]
+            file, line, name = key
+            shown = os.path.relpath(file, ROOT) if file.startswith(ROOT) else os.path.basename(file)
+            where = f"{shown}:{line}"
+            out.append(f"{calls:>7} {own:8.3f} {cum:8.3f}  {name} ({where})" if line else
+                       f"{calls:>7} {own:8.3f} {cum:8.3f}  {name}")
+        return out
+
+    ours = sorted((k for k in stats if k[0].startswith(os.path.join(ROOT, "skin_audit"))),
+                  key=lambda k: -stats[k][3])
+    everything = sorted(stats, key=lambda k: -stats[k][2])
+    return "\n".join([f"profile of one full audit ({total:.3f} s of own time)",
+                      "-- skin_audit functions, by cumulative time", *lines(ours),
+                      "-- everything, by own time", *lines(everything)])
 
 
 # --- report ----------------------------------------------------------------------------------------------
@@ -271,24 +356,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per step; the median is shown")
     parser.add_argument("--skip-loop", action="store_true", help="leave out the per-vertex v.groups loop")
     parser.add_argument("--point-cloud", action="store_true", help="vertices only, no faces or edges")
+    parser.add_argument("--mirror", action="store_true",
+                        help="two mirrored chains (.L/.R) of bones/2 bones each, so the symmetry checks run")
     parser.add_argument("--profile", type=int, nargs="?", const=30, default=0, metavar="LINES",
                         help="also cProfile one full audit and print the top LINES entries (default 30)")
     args = parser.parse_args(argv)
-    if args.bones < 2 or args.vertices < 2 * RING or args.repeat < 1:
-        parser.error("need --bones >= 2, --vertices >= 128 and --repeat >= 1")
+    chains = 2 if args.mirror else 1
+    if args.bones < 2 * chains or args.vertices < 2 * RING * chains or args.repeat < 1:
+        parser.error(f"need --bones >= {2 * chains}, --vertices >= {2 * RING * chains} and --repeat >= 1")
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"machine: {platform.machine()} {platform.system()}, {cores} cores available "
           f"({os.cpu_count()} logical), Python {platform.python_version()}, numpy {np.__version__}, "
-          f"Blender (bpy) {bpy.app.version_string}")
+          f"Blender (bpy) {bpy.app.version_string}, "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
 
     start = time.perf_counter()
-    obj, arm, calls = build_rig(args.vertices, args.bones, not args.point_cloud)
+    obj, arm, calls = build_rig(args.vertices, args.bones, not args.point_cloud, args.mirror)
     me = obj.data
     print(f"rig: {len(me.vertices)} vertices, {len(me.edges)} edges, {len(me.polygons)} faces, "
-          f"{len(arm.data.bones)} bones, 2 influences a vertex ({LEVELS} weight levels, "
-          f"{calls} vg.add calls); "
-          f"built in {time.perf_counter() - start:.2f} s")
+          f"{len(arm.data.bones)} bones in {chains} chain{'s' if chains > 1 else ''}, 2 influences a vertex "
+          f"({LEVELS} weight levels, {calls} vg.add calls); built in {time.perf_counter() - start:.2f} s")
     print(f"repeat: median of {args.repeat} runs (the v.groups loop: one run)\n")
 
     # 1. Blender's own evaluation.
@@ -308,15 +396,15 @@ def main(argv: list[str] | None = None) -> int:
             raise RuntimeError("group_weights and group_weights_loop disagree on the benchmark rig")
         del looped
 
-    # 4. numpy recomputation on the extracted mesh.
-    mod = obj.modifiers["Armature"]
-    dg = bpy.context.evaluated_depsgraph_get()
-    t_extract, skinned = _median_time(lambda: extract(obj, mod, dg), args.repeat)
-    t_numpy, rec = _median_time(lambda: recompute_blender(skinned), args.repeat)
+    # 4. numpy recomputation on the extracted mesh; a fresh copy each run, so the per-mesh
+    #    caches (weight columns, armature-space positions) are built inside the timing.
+    skinned = extract(obj, obj.modifiers["Armature"], bpy.context.evaluated_depsgraph_get())
+    t_numpy, rec = _median_time(lambda: recompute_blender(dataclasses.replace(skinned)), args.repeat)
 
-    # 5. The full audit, and its core half alone.
-    t_core, _ = _median_time(lambda: audit_skinned_mesh(skinned, AuditOptions()), args.repeat)
-    t_audit, audits = _median_time(lambda: audit_meshes(bpy.context, [obj], AuditOptions()), args.repeat)
+    # 5. The full audit, with the extraction inside it timed apart; then the same without the
+    #    shape checks (extreme-pose sweep, symmetry, stray weights: --no-shape-checks).
+    t_audit, t_extract, t_checks, audits = full_audit(obj, args.repeat)
+    t_core, _, _, _ = full_audit(obj, args.repeat, AuditOptions(shape_checks=False))
 
     base = t_blender
     print(f"{'step':<46} {'seconds':>9} {'/ Blender':>10}   target  result")
@@ -325,8 +413,9 @@ def main(argv: list[str] | None = None) -> int:
     print(_row("3 v.groups loop (group_weights_loop, 1 run)", t_loop, base))
     print(_row("4 numpy recomputation (recompute_blender)", t_numpy, base, TARGETS["numpy"]))
     print(_row("5 full audit (audit_meshes)", t_audit, base, TARGETS["audit"]))
-    print(_row("  of which extract()", t_extract, base))
-    print(_row("  of which audit_skinned_mesh()", t_core, base))
+    print(_row("  of which extraction (extract)", t_extract, base))
+    print(_row("  of which the checks after extraction", t_checks, base))
+    print(_row("6 audit, shape_checks=False", t_core, base, TARGETS["audit"]))
 
     diff = np.linalg.norm(rec.positions - blender_out.astype(np.float64), axis=1)
     size = skinned.size()
