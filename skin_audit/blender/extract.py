@@ -213,7 +213,10 @@ def extract(
         unsupported.append("bones with Multiply Vertex Group by Envelope: their vertices are not compared")
     premat = np.linalg.inv(matrix(arm_eval.matrix_world)) @ matrix(obj_eval.matrix_world)
     edges = np.empty(len(mesh.edges) * 2, dtype=np.int32)
-    mesh.edges.foreach_get("vertices", edges)
+    if ".edge_verts" in mesh.attributes:  # ~50x faster than edges' "vertices"
+        mesh.attributes[".edge_verts"].data.foreach_get("value", edges)
+    else:
+        mesh.edges.foreach_get("vertices", edges)
     return SkinnedMesh(
         object=obj.name,
         armature_object=arm.name,

@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from . import tolerances
 from .audit_options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .audit_shape import SpotChecker, shape_checks
-from .blender_deform import Recomputed, deform_both, recompute_blender
+from .blender_deform import Recomputed, deform_both, influence_table, recompute_blender
 from .findings import Finding, Severity
 from .report import MeshAudit
 from .rig_data import SkinnedMesh
@@ -175,7 +175,9 @@ def _unsupported_vertices(mesh: SkinnedMesh, rec: Recomputed) -> NDArray[np.bool
 
 
 def _distance(a: F64, b: F64) -> F64:
-    out: F64 = np.linalg.norm(a - b, axis=1)
+    d = a - b
+    # vi,vi->v: each row's squared length.
+    out: F64 = np.sqrt(np.einsum("vi,vi->v", d, d))
     return out
 
 
@@ -242,8 +244,14 @@ def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
     if mesh.cleared_channel is not None:
         dev = np.abs(mesh.cleared_channel - np.eye(4)).max(axis=(1, 2))
         moved_bones = [mesh.bones.names[j] for j in np.flatnonzero((dev > 1e-5) & mesh.bones.use_deform)]
-        cleared = recompute_blender(mesh, mesh.cleared_channel)
-        pose_drift = _distance(cleared.positions, mesh.rest)
+        # Only vertices weighted to a bone whose cleared channel is not exactly the identity can move.
+        table = influence_table(mesh)
+        not_identity = np.any(mesh.cleared_channel != np.eye(4), axis=(1, 2))
+        rows = np.flatnonzero((not_identity[table.bones] & (table.weights != 0)).any(axis=1))
+        pose_drift = np.zeros(mesh.vertex_count)
+        if rows.size:
+            cleared = recompute_blender(mesh, mesh.cleared_channel)
+            pose_drift[rows] = _distance(cleared.positions[rows], mesh.rest[rows])
         pose_drift[skip] = 0.0
         drift = np.maximum(drift, pose_drift)
         moved = pose_drift > drift_tol

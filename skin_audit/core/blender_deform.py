@@ -39,15 +39,6 @@ def apply_affine(m: F64, points: F64) -> F64:
     return out
 
 
-@dataclass(frozen=True)
-class Accumulation:
-    """Per-vertex sums of one pass over the weights (armature space)."""
-
-    displacement: F64  # (V, 3) sum_j w_j (M_j co - co)
-    contrib: F64  # (V,) sum_j w_j
-    influences: NDArray[np.intp]  # (V,) count of non-zero deform weights
-
-
 def group_columns(mesh: SkinnedMesh) -> list[tuple[int, NDArray[np.intp], F64]]:
     """Per deform group: (bone index, vertices with a non-zero weight, those weights as float64)."""
     return mesh.deform_columns
@@ -59,15 +50,6 @@ def mask_factor(mesh: SkinnedMesh) -> F64:
         return np.ones(mesh.vertex_count)
     m: F64 = mesh.weights[mesh.group_names.index(mesh.modifier.mask_group)].astype(np.float64)
     return 1.0 - m if mesh.modifier.invert_mask else m
-
-
-def finish_linear(co: F64, acc: Accumulation, factor: F64) -> F64:
-    """Blender's normalisation and 1e-4 rule, then the mask blend (armature space)."""
-    moved = acc.contrib > tolerances.BLENDER_MIN_CONTRIB
-    out = co.copy()
-    scale = np.where(moved, factor / np.where(moved, acc.contrib, 1.0), 0.0)
-    out += acc.displacement * scale[:, None]
-    return out
 
 
 def _orthogonalize_keep_y(m: F64) -> F64:
@@ -210,70 +192,139 @@ def to_armature(mesh: SkinnedMesh) -> F64:
     return mesh.rest_armature
 
 
-def weighted_displacements(mesh: SkinnedMesh, channel: F64) -> F64:
-    """(N, 3) ``w (M_j co - co)`` for every weight of ``mesh.flat_columns``, armature space.
-
-    One small matrix product per group over its contiguous block: the cost follows
-    the number of weights, and the sums per vertex are then bincounts.
-    """
-    flat = mesh.flat_columns
-    out = np.empty_like(flat.rest)
-    for c, bone in enumerate(flat.bones):
-        block = slice(flat.starts[c], flat.starts[c + 1])
-        m = channel[bone]
-        # M p - p = (R - I) p + t.
-        np.matmul(flat.rest[block], (m[:3, :3] - np.eye(3)).T, out=out[block])
-        out[block] += m[:3, 3]
-    out *= flat.weight[:, None]
-    return out
-
-
-def _sum_per_vertex(vertex: NDArray[np.intp], values: F64, count: int) -> F64:
-    """(V, 3) sums of (N, 3) values by vertex."""
-    return np.column_stack([np.bincount(vertex, values[:, i], minlength=count) for i in range(3)])
-
-
 def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomputed:
     """Blender's deformation of ``mesh`` at ``channel`` (default: the current pose)."""
     return deform_both(mesh, channel)[0]
+
+
+#: Vertices per block of the blend: small enough for a block's temporaries to stay in cache.
+BLOCK = 8192
+
+
+@dataclass(frozen=True)
+class InfluenceTable:
+    """Every vertex's non-zero deform weights, vertex-major, slots in group order (Blender's order)."""
+
+    bones: NDArray[np.intp]  # (V, K) bone of each slot, 0 in unused slots
+    weights: F64  # (V, K) weight of each slot, 0 in unused slots
+
+
+def influence_table(mesh: SkinnedMesh) -> InfluenceTable:
+    """The mesh's InfluenceTable, built once from ``mesh.deform_columns`` and kept on the mesh."""
+    cached = mesh.__dict__.get("_influence_table")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    flat = mesh.flat_columns
+    v = mesh.vertex_count
+    k = max(int(flat.count.max(initial=0)), 1)
+    bones = np.zeros((v, k), dtype=np.intp)
+    weights = np.zeros((v, k))
+    fill = np.zeros(v, dtype=np.intp)
+    for bone, idx, w in mesh.deform_columns:
+        slot = fill[idx]
+        bones[idx, slot] = bone
+        weights[idx, slot] = w
+        fill[idx] += 1
+    table = InfluenceTable(bones, weights)
+    object.__setattr__(mesh, "_influence_table", table)
+    return table
+
+
+def blend_displacement(bones: NDArray[np.intp], weights: F64, co: F64, channel: F64) -> F64:
+    """(N, 3) ``sum_k w_k (M_k co - co)`` over each row's slots, block by block.
+
+    Blends each vertex's (3, 4) matrices ``M_k - I`` (12 numbers, K gathers) and
+    applies the blend once: no scatter-add, no matrix product (so no BLAS threads).
+    """
+    m12 = (channel[:, :3, :] - np.eye(4)[:3]).reshape(len(channel), 12)
+    out = np.empty_like(co)
+    k = bones.shape[1]
+    for lo in range(0, len(co), BLOCK):
+        hi = min(lo + BLOCK, len(co))
+        b, w = bones[lo:hi], weights[lo:hi]
+        acc = np.take(m12, b[:, 0], axis=0)
+        acc *= w[:, :1]
+        if k > 1:
+            buf = np.empty_like(acc)
+            for slot in range(1, k):
+                np.take(m12, b[:, slot], axis=0, out=buf)
+                buf *= w[:, slot:slot + 1]
+                acc += buf
+        c = co[lo:hi]
+        o = out[lo:hi]
+        o[:] = acc[:, 3::4]
+        o += acc[:, 0::4] * c[:, 0:1]
+        o += acc[:, 1::4] * c[:, 1:2]
+        o += acc[:, 2::4] * c[:, 2:3]
+    return out
 
 
 def deform_both(mesh: SkinnedMesh, channel: F64 | None = None, max_influences: int | None = None
                 ) -> tuple[Recomputed, F64 | None]:
     """Blender's deformation and, with ``max_influences``, the strict engine's, from one pass.
 
-    The engine keeps each vertex's ``max_influences`` largest weights without
-    renormalising: ``sum_k w_k M_k co = sum_k w_k (M_k co - co) + (sum_k w_k) co``;
-    unweighted vertices go to the armature origin (a zero matrix sum).
+    Linear blending runs in the mesh's object space with the conjugated
+    matrices ``P^-1 M_j P`` (exact: the blend is affine in the matrices), so no
+    point goes to armature space and back.  The engine keeps each vertex's
+    ``max_influences`` largest weights without renormalising:
+    ``P^-1 sum_k w_k M_k P co = sum_k w_k (M'_k co - co) + s co + (1 - s) tau``
+    with ``s`` the kept weights' sum and ``tau`` the armature origin in mesh space
+    (where unweighted vertices go: a zero matrix sum).
     """
     channel = mesh.bones.channel if channel is None else channel
     flat = mesh.flat_columns
-    co = mesh.rest_armature
+    table = influence_table(mesh)
+    co = mesh.rest
     v = mesh.vertex_count
     factor = mask_factor(mesh)
-    values = weighted_displacements(mesh, channel)
-    disp = _sum_per_vertex(flat.vertex, values, v)
+    premat = mesh.mesh_to_armature
+    back = np.linalg.inv(premat)
+    conj = back @ channel @ premat
+    disp = blend_displacement(table.bones, table.weights, co, conj)
+    s = flat.contrib
     sensitive = np.zeros(v, dtype=bool)
     if not mesh.modifier.use_vertex_groups:
         # Blender ignores the groups: only envelopes (not reproduced) could move the mesh.
         out = co.copy()
     elif mesh.modifier.preserve_volume:
-        dual = accumulate_dual(co, group_columns(mesh), _with_channel(mesh, channel))
-        out = finish_dual(co, dual, factor)
+        arm_co = mesh.rest_armature
+        dual = accumulate_dual(arm_co, group_columns(mesh), _with_channel(mesh, channel))
+        out = apply_affine(back, finish_dual(arm_co, dual, factor))
         sensitive = dual.order_sensitive
     else:
-        out = finish_linear(co, Accumulation(disp, flat.contrib, flat.count), factor)
-    back = np.linalg.inv(mesh.mesh_to_armature)
-    rec = Recomputed(apply_affine(back, out), flat.contrib, flat.count, sensitive)
+        moved = s > tolerances.BLENDER_MIN_CONTRIB
+        out = co + disp * np.where(moved, factor / np.where(moved, s, 1.0), 0.0)[:, None]
+    rec = Recomputed(out, s, flat.count, sensitive)
     if max_influences is None:
         return rec, None
-    dropped = ~np.concatenate(_top_n_mask(mesh, group_columns(mesh), max_influences) or [np.zeros(0, dtype=bool)])
-    kept_disp, kept_contrib = disp, flat.contrib
-    if dropped.any():
-        kept_disp = disp - _sum_per_vertex(flat.vertex[dropped], values[dropped], v)
-        kept_contrib = flat.contrib - np.bincount(flat.vertex[dropped], flat.weight[dropped], minlength=v)
-    engine = kept_disp + kept_contrib[:, None] * co
-    return rec, apply_affine(back, engine)
+    tau: F64 = back[:3, 3]
+    engine: F64 = disp + s[:, None] * co
+    engine += (1.0 - s)[:, None] * tau
+    over = np.flatnonzero(flat.count > max_influences)
+    if over.size:
+        keep = _top_n_slots(table.weights[over], flat.count[over], len(mesh.deform_columns), max_influences)
+        w_kept = table.weights[over] * keep
+        s_kept = w_kept.sum(axis=1)
+        c = co[over]
+        engine[over] = (blend_displacement(table.bones[over], w_kept, c, conj) + s_kept[:, None] * c
+                        + (1.0 - s_kept)[:, None] * tau)
+    return rec, engine
+
+
+def _top_n_slots(weights: F64, count: NDArray[np.intp], columns: int, n: int) -> NDArray[np.bool_]:
+    """(N, K) the slots that survive keeping each row's ``n`` largest weights.
+
+    Ranks as :func:`_top_n_mask` does over every column: ties keep group order,
+    and a negative weight ranks below the zero of every column the vertex is not in.
+    """
+    used = np.arange(weights.shape[1]) < count[:, None]
+    w = np.where(used, weights, -np.inf)
+    order = np.argsort(-w, axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(w.shape[1]), w.shape).copy(), axis=1)
+    rank += np.where(w < 0, (columns - count)[:, None], 0)
+    keep: NDArray[np.bool_] = used & (rank < n)
+    return keep
 
 
 def _with_channel(mesh: SkinnedMesh, channel: F64) -> SkinnedMesh:

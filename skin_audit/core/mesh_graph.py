@@ -43,12 +43,55 @@ def _cell_hash(cells: NDArray[np.int64]) -> NDArray[np.int64]:
     return out
 
 
+#: nearest_within first looks for a partner in the query's own cell of side radius / FINE_CELLS.
+FINE_CELLS = 64
+
+
 def nearest_within(points: F64, queries: F64, radius: float) -> NDArray[np.intp]:
     """(Q,) index of the nearest point within ``radius`` of each query, -1 when none.
 
-    Points are hashed into cubic cells of side ``radius``; a query looks in its
-    own cell and the 26 around it, so no pair closer than ``radius`` is missed.
+    First pass: points and queries are hashed into fine cells (``radius /
+    FINE_CELLS``) and each query takes the nearest point of its own cell when
+    that point is closer than the cell's nearest wall, which no point outside
+    the cell can beat (mirror partners usually coincide: nearly every query
+    settles here, with one sorted lookup).  The rest are searched exactly in
+    cells of side ``radius`` and their 26 neighbours.
     """
+    best = np.full(len(queries), -1, dtype=np.intp)
+    if len(points) == 0 or len(queries) == 0:
+        return best
+    fine = radius / FINE_CELLS
+    cells = np.floor(points / fine).astype(np.int64)
+    keys = _cell_hash(cells)
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    scaled = queries / fine
+    qcells = np.floor(scaled).astype(np.int64)
+    qk = _cell_hash(qcells)
+    lo = np.searchsorted(sorted_keys, qk, "left")
+    hi = np.searchsorted(sorted_keys, qk, "right")
+    # Distance from each query to the nearest wall of its fine cell.
+    frac = scaled - qcells
+    wall = np.minimum(frac, 1.0 - frac).min(axis=1) * fine
+    best_d = np.minimum(wall, radius)
+    for c in range(int((hi - lo).max(initial=0))):
+        q = np.flatnonzero(lo + c < hi)
+        cand = order[lo[q] + c]
+        same = (cells[cand] == qcells[q]).all(axis=1)  # a hash collision is not the same cell
+        q, cand = q[same], cand[same]
+        d = np.linalg.norm(points[cand] - queries[q], axis=1)
+        closer = d < best_d[q]
+        best[q[closer]] = cand[closer]
+        best_d[q[closer]] = d[closer]
+    rest = np.flatnonzero(best < 0)
+    if rest.size:
+        best[rest] = _nearest_grid(points, queries[rest], radius)
+    return best
+
+
+def _nearest_grid(points: F64, queries: F64, radius: float) -> NDArray[np.intp]:
+    """Points are hashed into cubic cells of side ``radius``; a query looks in its
+    own cell and the 26 around it, so no pair closer than ``radius`` is missed."""
     if len(points) == 0 or len(queries) == 0:
         return np.full(len(queries), -1, dtype=np.intp)
     cells = np.floor(points / radius).astype(np.int64)

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from . import tolerances
 from .affine import rotation
-from .blender_deform import accumulate_dual, group_columns, to_armature
+from .blender_deform import accumulate_dual, group_columns, influence_table, to_armature
 from .collapse import Columns, blended_linear, dqs_rotation_measures, squash_measures
 from .rig_data import SkinnedMesh
 from .stress_poses import posed_channels
@@ -111,94 +111,126 @@ def _restrict(columns: Columns, keep: NDArray[np.bool_]) -> Columns:
 
 
 def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> SweepResult:
-    """Evaluate every sweep pose; keep each vertex's worst LBS squash and the pose responsible."""
-    columns = group_columns(mesh)
+    """Evaluate every sweep pose; keep each vertex's worst LBS squash and the pose responsible.
+
+    A sweep pose turns one bone from rest by theta.  Every channel then has the
+    linear part I (the rest of the rig, branches that do not inherit rotation)
+    or the turned bone's R (what inherits it).  A vertex with the fraction ``f``
+    of its weight on R bones blends ``(1 - f) I + f R``, a normal matrix whose
+    singular values are 1 and ``|1 - f + f e^(i theta)|`` (twice):
+
+        det = |1 - f + f e^(i theta)|^2,  smallest = min(1, |1 - f + f e^(i theta)|)
+
+    whatever the axis, so each pose is exact in closed form and the three axes
+    tie exactly (the twist, evaluated first, is named).  A dual-quaternion
+    blend of rigid transforms is a rotation: its measure is 1.  A bone whose
+    poses give any other linear part is evaluated numerically.
+    """
+    table = influence_table(mesh)
     v = mesh.vertex_count
     poses = sweep_poses(mesh, degrees)
-    smallest = np.ones(v)
-    det = np.ones(v)
-    worst = np.full(v, -1, dtype=np.intp)
-    det_pose = np.full(v, -1, dtype=np.intp)
-    dqs_smallest = np.ones(v)
-    moderate_smallest = np.ones(v)
-    moderate_det = np.ones(v)
-    moderate_pose = np.full(v, -1, dtype=np.intp)
-    moderate_det_pose = np.full(v, -1, dtype=np.intp)
+    r = _SweepArrays(v)
     per_bone: dict[int, float] = {}
-    co = to_armature(mesh)
+    total = mesh.flat_columns.contrib
+    nonzero = table.weights != 0
     by_bone: dict[int, list[int]] = {}
     for k, p in enumerate(poses):
         by_bone.setdefault(p.bone, []).append(k)
-    flat_bone = np.concatenate([np.full(len(idx), b, dtype=np.intp) for b, idx, _ in columns] or [np.zeros(0, int)])
-    flat_vertex = np.concatenate([idx for _, idx, _ in columns] or [np.zeros(0, int)])
-    flat_weight = np.concatenate([w for _, _, w in columns] or [np.zeros(0)])
     for bone, pose_ids in by_bone.items():
-        # Bones that move alike under this bone's poses form one class (the rest of the rig, the
-        # subtree that inherits its rotation, each non-inheriting branch...); only vertices
-        # weighted to two or more classes can change shape.
-        channel0 = pose_channel(mesh, poses[pose_ids[0]])
-        _, motion_class = np.unique(np.round(channel0.reshape(len(channel0), 16), 9), axis=0, return_inverse=True)
-        motion_class = motion_class.reshape(-1)
-        n_cls = int(motion_class.max()) + 1
-        class_weight = np.bincount(motion_class[flat_bone] * v + flat_vertex, weights=flat_weight,
-                                   minlength=n_cls * v).reshape(n_cls, v)
-        hit = class_weight > 0.0
-        n_hit = hit.sum(axis=0)
-        index = np.flatnonzero(n_hit >= 2)
+        lin = pose_channel(mesh, poses[pose_ids[0]])[:, :3, :3]
+        is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= 1e-9
+        is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= 1e-9
+        if not (is_i | is_r).all():
+            per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, r)
+            continue
+        turned = is_r[table.bones] & nonzero
+        other = ~turned & nonzero
+        # Only vertices weighted both to turned bones and to others change shape.  (Slot by slot:
+        # any(axis=1) over a short axis is ~10x slower.)
+        has_turned, has_other = turned[:, 0].copy(), other[:, 0].copy()
+        for slot in range(1, turned.shape[1]):
+            has_turned |= turned[:, slot]
+            has_other |= other[:, slot]
+        index = np.flatnonzero(has_turned & has_other)
         if index.size == 0:
             per_bone[bone] = 1.0
             continue
-        rep = np.array([np.flatnonzero(motion_class == c)[0] for c in range(n_cls)])
-        rigid = bool(np.abs(np.einsum("cji,cjk->cik", channel0[rep, :3, :3], channel0[rep, :3, :3])
-                            - np.eye(3)).max() <= tolerances.ORTHONORMAL_FLOAT32)
-        # Two rigid motions blended with fractions (1 - s, s): the blended 3x3 is R_a ((1-s) I + s Q)
-        # with Q = R_a^T R_b, whose singular values are 1 and sqrt(1 - 4 s (1-s) sin^2(phi/2)) twice
-        # (phi the angle of Q), exactly; its determinant is the square.  Three or more motions
-        # (or non-rigid ones) take the general path: blend the matrices, then an SVD.
-        pair = (n_hit[index] == 2) if rigid else np.zeros(index.size, dtype=bool)
-        pair_index, many_index = index[pair], index[~pair]
-        a = np.argmax(hit[:, pair_index], axis=0)
-        b = n_cls - 1 - np.argmax(hit[::-1, pair_index], axis=0)
-        wa, wb = class_weight[a, pair_index], class_weight[b, pair_index]
-        frac = wb / (wa + wb)
-        spread = 4.0 * frac * (1.0 - frac)
-        local_cols = []
-        if many_index.size:
-            remap = np.full(v, -1, dtype=np.intp)
-            remap[many_index] = np.arange(many_index.size)
-            keep = np.zeros(v, dtype=bool)
-            keep[many_index] = True
-            local_cols = [(bb, remap[idx], w) for bb, idx, w in _restrict(columns, keep)]
-        order = np.concatenate([pair_index, many_index])
+        within = np.where(turned[index], table.weights[index], 0.0).sum(axis=1)
+        f = within / total[index]
+        still = total[index] <= tolerances.BLENDER_MIN_CONTRIB  # Blender does not move them
         bone_worst = 1.0
+        seen: set[tuple[float, bool]] = set()
         for k in pose_ids:
-            channel = pose_channel(mesh, poses[k])
-            rot = channel[rep, :3, :3]
-            # aji,bjk->abik: R_a^T R_b for every pair of classes; its trace gives cos(phi).
-            rel = np.einsum("aji,bjk->abik", rot, rot)
-            cos_phi = (np.trace(rel, axis1=2, axis2=3) - 1.0) / 2.0
-            half_sin2 = np.clip((1.0 - cos_phi[a, b]) / 2.0, 0.0, 1.0)
-            d_pair = 1.0 - spread * half_sin2
-            s_pair = np.sqrt(np.maximum(d_pair, 0.0))
-            s_many, d_many = np.ones(0), np.ones(0)
-            if many_index.size:
-                linear, contrib = blended_linear(local_cols, channel, many_index.size)
-                s_many, d_many = squash_measures(linear, contrib)
-            s_all = np.concatenate([s_pair, s_many])
-            d_all = np.concatenate([d_pair, d_many])
-            better = _keep_lower(smallest, worst, order, s_all, k)
-            _keep_lower(det, det_pose, order, d_all, k)
-            bone_worst = min(bone_worst, float(s_all.min()))
-            if is_moderate(poses[k]):
-                _keep_lower(moderate_smallest, moderate_pose, order, s_all, k)
-                _keep_lower(moderate_det, moderate_det_pose, order, d_all, k)
-            # DQS of two rigid motions is a rigid motion: 1.  Otherwise blend and measure.
-            dqs_smallest[pair_index[better[:pair_index.size]]] = 1.0
-            better_many = better[pair_index.size:]
-            if better_many.any():
-                posed = replace(mesh, bones=replace(mesh.bones, channel=channel))
-                dual = accumulate_dual(co[many_index], local_cols, posed)
-                dqs_smallest[many_index[better_many]] = dqs_rotation_measures(dual.real[better_many])[0]
+            moderate = is_moderate(poses[k])
+            angle = abs(poses[k].degrees) % 360.0
+            if (angle, moderate) in seen:
+                continue  # the same values as an earlier pose of this bone: nothing can change
+            seen.add((angle, moderate))
+            half = np.radians(angle) / 2.0
+            # |1 - f + f e^(i theta)| = |(1 - 2 f sin^2(theta/2)) + i 2 f sin(theta/2) cos(theta/2)|:
+            # no cancellation near a collapse (at 180 degrees it is exactly |1 - 2 f|).
+            modulus = np.hypot(1.0 - 2.0 * f * np.sin(half) ** 2, 2.0 * f * np.sin(half) * np.cos(half))
+            modulus[still] = 1.0
+            sv = np.minimum(modulus, 1.0)
+            d = modulus * modulus
+            better = r.update(index, k, sv, d, moderate)
+            r.dqs_smallest[index[better]] = 1.0
+            bone_worst = min(bone_worst, float(sv.min()))
         per_bone[bone] = bone_worst
-    return SweepResult(tuple(poses), smallest, det, worst, det_pose, dqs_smallest, moderate_smallest, moderate_det,
-                       moderate_pose, moderate_det_pose, per_bone)
+    return SweepResult(tuple(poses), r.smallest, r.det, r.worst, r.det_pose, r.dqs_smallest, r.moderate_smallest,
+                       r.moderate_det, r.moderate_pose, r.moderate_det_pose, per_bone)
+
+
+class _SweepArrays:
+    """The running worst values of the sweep, per vertex."""
+
+    def __init__(self, v: int) -> None:
+        self.smallest = np.ones(v)
+        self.det = np.ones(v)
+        self.worst = np.full(v, -1, dtype=np.intp)
+        self.det_pose = np.full(v, -1, dtype=np.intp)
+        self.dqs_smallest = np.ones(v)
+        self.moderate_smallest = np.ones(v)
+        self.moderate_det = np.ones(v)
+        self.moderate_pose = np.full(v, -1, dtype=np.intp)
+        self.moderate_det_pose = np.full(v, -1, dtype=np.intp)
+
+    def update(self, index: NDArray[np.intp], k: int, s: F64, d: F64, moderate: bool) -> NDArray[np.bool_]:
+        better = _keep_lower(self.smallest, self.worst, index, s, k)
+        _keep_lower(self.det, self.det_pose, index, d, k)
+        if moderate:
+            _keep_lower(self.moderate_smallest, self.moderate_pose, index, s, k)
+            _keep_lower(self.moderate_det, self.moderate_det_pose, index, d, k)
+        return better
+
+
+def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], r: _SweepArrays) -> float:
+    """One bone's poses evaluated numerically (blended 3x3, SVD); returns the bone's worst value."""
+    columns = group_columns(mesh)
+    v = mesh.vertex_count
+    channel0 = pose_channel(mesh, poses[pose_ids[0]])
+    _, motion_class = np.unique(np.round(channel0.reshape(len(channel0), 16), 9), axis=0, return_inverse=True)
+    motion_class = motion_class.reshape(-1)
+    classes_hit = np.zeros((int(motion_class.max()) + 1, v), dtype=bool)
+    for b, idx, _ in columns:
+        classes_hit[motion_class[b], idx] = True
+    index = np.flatnonzero(classes_hit.sum(axis=0) >= 2)
+    if index.size == 0:
+        return 1.0
+    sub = _restrict(columns, np.isin(np.arange(v), index))
+    remap = np.full(v, -1, dtype=np.intp)
+    remap[index] = np.arange(index.size)
+    local_cols = [(b, remap[idx], w) for b, idx, w in sub]
+    co = to_armature(mesh)[index]
+    bone_worst = 1.0
+    for k in pose_ids:
+        channel = pose_channel(mesh, poses[k])
+        linear, contrib = blended_linear(local_cols, channel, index.size)
+        s, d = squash_measures(linear, contrib)
+        better = r.update(index, k, s, d, is_moderate(poses[k]))
+        bone_worst = min(bone_worst, float(s.min()))
+        if better.any():
+            posed = replace(mesh, bones=replace(mesh.bones, channel=channel))
+            dual = accumulate_dual(co, local_cols, posed)
+            r.dqs_smallest[index[better]] = dqs_rotation_measures(dual.real[better])[0]
+    return bone_worst

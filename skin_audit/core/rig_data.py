@@ -129,7 +129,8 @@ class SkinnedMesh:
     def _size(self) -> float:
         if self.vertex_count == 0:
             return 1.0
-        finite = self.rest[np.isfinite(self.rest).all(axis=1)]
+        ok = np.isfinite(self.rest).all(axis=1)
+        finite = self.rest if ok.all() else self.rest[ok]
         return max(float(np.ptp(finite, axis=0).max()) if len(finite) else 1.0, 1e-6)
 
     def group_bones(self) -> NDArray[np.intp]:

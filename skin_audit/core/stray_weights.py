@@ -78,6 +78,8 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
     node_edges = node[edges]
     node_edges = node_edges[node_edges[:, 0] != node_edges[:, 1]]  # edges welded shut
     pieces: NDArray[np.intp] | None = None  # connected pieces of the whole mesh, when first needed
+    adjacency: tuple[NDArray[np.intp], NDArray[np.intp]] | None = None  # CSR, when first needed
+    local = np.zeros(0, dtype=np.intp)
     out = []
     for g, bone in enumerate(group_bones):
         if bone < 0:
@@ -96,10 +98,12 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
         # Islands: pieces of the weighted region within one connected piece of the mesh.
         # Labels on the region's own (compacted) subgraph keep this proportional to the region.
         region_nodes, node_of = np.unique(node[idx], return_inverse=True)
-        compact = np.full(nodes, -1, dtype=np.intp)
-        compact[region_nodes] = np.arange(region_nodes.size)
-        ends = compact[node_edges]
-        inner = ends[(ends[:, 0] >= 0) & (ends[:, 1] >= 0)]
+        if adjacency is None:
+            adjacency = _adjacency(nodes, node_edges)
+            local = np.full(nodes, -1, dtype=np.intp)  # node -> index among the current region's nodes
+        local[region_nodes] = np.arange(region_nodes.size)
+        inner = _inner_edges(region_nodes, *adjacency, local)
+        local[region_nodes] = -1
         region = component_labels(region_nodes.size, inner)[node_of.reshape(-1)]
         if np.unique(region).size == 1:  # one connected region: no islands
             if far.size:
@@ -107,14 +111,44 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
             continue
         if pieces is None:
             pieces = component_labels(nodes, node_edges)[node]
-        island_vertices: list[NDArray[np.intp]] = []
-        for piece in np.unique(pieces[idx]):
-            on_piece = pieces[idx] == piece
-            labels, counts = np.unique(region[on_piece], return_counts=True)
-            if labels.size > 1:
-                keep = labels[np.argmax(counts)]
-                island_vertices.append(idx[on_piece & (region != keep)])
-        islands = np.concatenate(island_vertices) if island_vertices else np.zeros(0, dtype=np.intp)
+        islands = idx[_off_main_region(pieces[idx], region)]
         if far.size or islands.size:
             out.append(StrayGroup(g, int(bone), far, islands, worst))
     return out
+
+
+def _adjacency(nodes: int, edges: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """CSR adjacency: ``neighbour[indptr[n]:indptr[n + 1]]`` are the nodes joined to node n."""
+    src = np.concatenate([edges[:, 0], edges[:, 1]])
+    dst = np.concatenate([edges[:, 1], edges[:, 0]])
+    order = np.argsort(src, kind="stable")
+    indptr = np.zeros(nodes + 1, dtype=np.intp)
+    np.cumsum(np.bincount(src, minlength=nodes), out=indptr[1:])
+    return indptr, dst[order]
+
+
+def _inner_edges(group_nodes: NDArray[np.intp], indptr: NDArray[np.intp], neighbour: NDArray[np.intp],
+                 local: NDArray[np.intp]) -> NDArray[np.intp]:
+    """(E', 2) edges between the group's nodes, in local numbering; work in the group's size only."""
+    degree = indptr[group_nodes + 1] - indptr[group_nodes]
+    ends = np.cumsum(degree)
+    slots = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(indptr[group_nodes] - (ends - degree), degree)
+    a = np.repeat(np.arange(group_nodes.size), degree)
+    b = local[neighbour[slots]]
+    keep = b > a  # each edge once, both ends in the group
+    return np.column_stack([a[keep], b[keep]])
+
+
+def _off_main_region(piece: NDArray[np.intp], region: NDArray[np.intp]) -> NDArray[np.bool_]:
+    """(N,) True where a vertex's region is not its piece's largest (ties: the smallest label)."""
+    key = piece.astype(np.int64) * (len(region) + 1) + region
+    combos, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    combo_piece = combos // (len(region) + 1)
+    combo_region = combos % (len(region) + 1)
+    order = np.lexsort((combo_region, -counts, combo_piece))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = combo_piece[order][1:] != combo_piece[order][:-1]
+    main = np.zeros(len(combos), dtype=bool)
+    main[order[first]] = True
+    off: NDArray[np.bool_] = ~main[inverse.ravel()]
+    return off
