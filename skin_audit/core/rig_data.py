@@ -70,7 +70,6 @@ class FlatColumns:
     starts: NDArray[np.intp]  # (C + 1,)
     vertex: NDArray[np.intp]  # (N,)
     weight: F64  # (N,)
-    rest: F64  # (N, 3) armature-space rest position of each entry's vertex
     contrib: F64  # (V,) sum of deform weights
     count: NDArray[np.intp]  # (V,) non-zero deform weights
 
@@ -149,7 +148,7 @@ class SkinnedMesh:
             if bone < 0:
                 continue
             row = self.weights[g]
-            idx = np.flatnonzero(row)
+            idx = np.flatnonzero(row != 0)  # a bool mask scans faster than float32 truth
             if idx.size:
                 out.append((int(bone), idx, row[idx].astype(np.float64)))
         return out
@@ -171,7 +170,7 @@ class SkinnedMesh:
         v = self.vertex_count
         return FlatColumns(
             bones=np.array([b for b, _, _ in cols], dtype=np.intp), starts=starts.astype(np.intp),
-            vertex=vertex, weight=weight, rest=self.rest_armature[vertex],
+            vertex=vertex, weight=weight,
             contrib=np.bincount(vertex, weight, minlength=v).astype(np.float64),
             count=np.bincount(vertex, minlength=v).astype(np.intp),
         )
