@@ -20,6 +20,16 @@ from .stress_poses import standard_poses
 
 F64 = NDArray[np.float64]
 
+#: Every code the rules of this module can report (the shape checks have their own: audit_shape.SHAPE_CODES).
+RULE_CODES = frozenset({
+    "unweighted-vertices", "weights-not-normalized", "too-many-influences", "group-without-bone",
+    "weights-on-non-deform-bone", "deform-bone-without-weights", "bind-pose-drift", "skinning-mismatch",
+    "engine-divergence", "multiple-root-bones", "no-deform-bones", "non-uniform-armature-scale",
+    "negative-armature-scale", "preserve-volume-on", "bbones-on-deform-bones",
+    "mesh-not-parented-to-armature", "not-reproduced", "dqs-order-sensitive", "non-finite-weights",
+    "negative-weights", "non-finite-positions", "non-finite-bone-matrices",
+})
+
 #: How many offenders a message names.
 WORST_SHOWN = 3
 

@@ -25,6 +25,12 @@ from .stray_weights import find_stray_weights
 from .symmetry import mirror_frames, mirror_groups, mirror_weights, pair_bones, rotation_angle, shared_convention
 
 F64 = NDArray[np.float64]
+
+#: Every code the shape checks can report (left out with ``AuditOptions(shape_checks=False)``).
+SHAPE_CODES = frozenset({
+    "twist-collapse", "volume-loss", "sweep-mismatch", "unpaired-side-bone", "mirror-axis-mismatch",
+    "mirror-axis-convention", "mesh-not-symmetric", "no-mirrored-bones", "weight-asymmetry", "stray-weights",
+})
 #: Given sweep poses, Blender's deformed positions (object space) for each.
 SpotChecker = Callable[[Sequence[SweepPose]], Sequence[F64]]
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from skin_audit.core import audit_mesh
 from skin_audit.core.audit_options import AuditOptions
 from skin_audit.core.tolerances import BLENDER_MIN_CONTRIB, SKINNING_MATCH_RELATIVE
 
@@ -48,14 +49,7 @@ README_VERTICES = {
     "BlenderIO_03_skinned_cylinder/03_skinned_cylinder.blend": 160, "BlenderIO_parent_is_skined": 1014,
 }
 #: Codes of the audit rules judged here (other issues' checks have their own tests).
-RULE_CODES = frozenset({
-    "unweighted-vertices", "weights-not-normalized", "too-many-influences", "group-without-bone",
-    "weights-on-non-deform-bone", "deform-bone-without-weights", "bind-pose-drift", "skinning-mismatch",
-    "engine-divergence", "multiple-root-bones", "no-deform-bones", "non-uniform-armature-scale",
-    "negative-armature-scale", "preserve-volume-on", "bbones-on-deform-bones",
-    "mesh-not-parented-to-armature", "not-reproduced", "dqs-order-sensitive", "non-finite-weights",
-    "negative-weights", "non-finite-positions", "non-finite-bone-matrices",
-})
+RULE_CODES = audit_mesh.RULE_CODES
 on_blender42 = pytest.mark.blender42
 
 

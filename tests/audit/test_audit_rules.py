@@ -17,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from skin_audit.core import audit_mesh
 from skin_audit.core.audit_options import AuditOptions
 from skin_audit.core.tolerances import FLOAT32_RELATIVE, SKINNING_MATCH_RELATIVE
 
@@ -33,14 +34,7 @@ CHILD_BY_RING = (0.0, 0.0, 0.0, 0.25, 0.5, 0.75, 1.0, 1.0, 1.0)
 #: vertices on it, (0.5, 0, 1) and (-0.5, 0, 1), which no rotation about X moves.
 ON_CHILD_X_AXIS = (32, 36)
 #: Findings of the audit rules tested here (other issues add their own codes).
-RULE_CODES = frozenset({
-    "unweighted-vertices", "weights-not-normalized", "too-many-influences", "group-without-bone",
-    "weights-on-non-deform-bone", "deform-bone-without-weights", "bind-pose-drift", "skinning-mismatch",
-    "engine-divergence", "multiple-root-bones", "no-deform-bones", "non-uniform-armature-scale",
-    "negative-armature-scale", "preserve-volume-on", "bbones-on-deform-bones",
-    "mesh-not-parented-to-armature", "not-reproduced", "dqs-order-sensitive", "non-finite-weights",
-    "negative-weights", "non-finite-positions", "non-finite-bone-matrices",
-})
+RULE_CODES = audit_mesh.RULE_CODES
 #: Blender (float32) against the float64 recomputation on these ~size-2 rigs: measured <= 1e-6.
 MATCH = FLOAT32_RELATIVE * 2.0
 
