@@ -20,6 +20,7 @@ import pytest
 from skin_audit.core import audit_mesh
 from skin_audit.core.audit_options import AuditOptions
 from skin_audit.core.tolerances import BLENDER_MIN_CONTRIB, SKINNING_MATCH_RELATIVE
+from tests.independent_readers import own_weights
 
 pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
@@ -81,13 +82,6 @@ def audited(assets, bpy):
 # ------------------------------------------------------------ this file's own reading
 
 
-def own_weights(obj) -> tuple[tuple[str, ...], np.ndarray]:
-    names = tuple(g.name for g in obj.vertex_groups)
-    w = np.zeros((len(obj.data.vertices), len(names)))
-    for v in obj.data.vertices:
-        for g in v.groups:
-            w[v.index, g.group] = g.weight
-    return names, w
 
 
 def own_positions(mesh) -> np.ndarray:

@@ -20,6 +20,7 @@ import pytest
 from skin_audit.core import audit_mesh
 from skin_audit.core.audit_options import AuditOptions
 from skin_audit.core.tolerances import FLOAT32_RELATIVE, SKINNING_MATCH_RELATIVE
+from tests.independent_readers import own_weights
 
 pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 #: The rules on small rigs must hold on the oldest supported Blender too.
@@ -121,14 +122,6 @@ def own_evaluated(bpy, obj) -> np.ndarray:
     return np.array([tuple(v.co) for v in mesh.vertices], dtype=np.float64)
 
 
-def own_weights(obj) -> tuple[tuple[str, ...], np.ndarray]:
-    """Group names and (V, G) weights, one ``v.groups`` entry at a time."""
-    names = tuple(g.name for g in obj.vertex_groups)
-    w = np.zeros((len(obj.data.vertices), len(names)))
-    for v in obj.data.vertices:
-        for g in v.groups:
-            w[v.index, g.group] = g.weight
-    return names, w
 
 
 def skin_matrix(arm, bone: str) -> np.ndarray:
