@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from . import tolerances
 from .dqs import matrix_to_quaternion, quaternion_multiply
-from .rig_data import SkinnedMesh
+from .rig_data import InfluenceTable, SkinnedMesh
 
 F64 = NDArray[np.float64]
 
@@ -201,33 +201,9 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
 BLOCK = 8192
 
 
-@dataclass(frozen=True)
-class InfluenceTable:
-    """Every vertex's non-zero deform weights, vertex-major, slots in group order (Blender's order)."""
-
-    bones: NDArray[np.intp]  # (V, K) bone of each slot, 0 in unused slots
-    weights: F64  # (V, K) weight of each slot, 0 in unused slots
-
-
 def influence_table(mesh: SkinnedMesh) -> InfluenceTable:
-    """The mesh's InfluenceTable, built once from ``mesh.deform_columns`` and kept on the mesh."""
-    cached = mesh.__dict__.get("_influence_table")
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    flat = mesh.flat_columns
-    v = mesh.vertex_count
-    k = max(int(flat.count.max(initial=0)), 1)
-    bones = np.zeros((v, k), dtype=np.intp)
-    weights = np.zeros((v, k))
-    fill = np.zeros(v, dtype=np.intp)
-    for bone, idx, w in mesh.deform_columns:
-        slot = fill[idx]
-        bones[idx, slot] = bone
-        weights[idx, slot] = w
-        fill[idx] += 1
-    table = InfluenceTable(bones, weights)
-    object.__setattr__(mesh, "_influence_table", table)
-    return table
+    """The mesh's vertex-major influence table (built once, kept on the mesh)."""
+    return mesh.influence_table
 
 
 def blend_displacement(bones: NDArray[np.intp], weights: F64, co: F64, channel: F64) -> F64:

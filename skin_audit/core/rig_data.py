@@ -75,6 +75,14 @@ class FlatColumns:
 
 
 @dataclass(frozen=True)
+class InfluenceTable:
+    """Every vertex's non-zero deform weights, vertex-major, slots in group order (Blender's order)."""
+
+    bones: NDArray[np.intp]  # (V, K) bone of each slot, 0 in unused slots
+    weights: F64  # (V, K) weight of each slot, 0 in unused slots
+
+
+@dataclass(frozen=True)
 class SkinnedMesh:
     """One mesh object deformed by one Armature modifier.
 
@@ -174,6 +182,22 @@ class SkinnedMesh:
             contrib=np.bincount(vertex, weight, minlength=v).astype(np.float64),
             count=np.bincount(vertex, minlength=v).astype(np.intp),
         )
+
+    @cached_property
+    def influence_table(self) -> InfluenceTable:
+        """The deform weights as a (V, K) table, K the most influences any vertex has."""
+        flat = self.flat_columns
+        v = self.vertex_count
+        k = max(int(flat.count.max(initial=0)), 1)
+        bones = np.zeros((v, k), dtype=np.intp)
+        weights = np.zeros((v, k))
+        fill = np.zeros(v, dtype=np.intp)
+        for bone, idx, w in self.deform_columns:
+            slot = fill[idx]
+            bones[idx, slot] = bone
+            weights[idx, slot] = w
+            fill[idx] += 1
+        return InfluenceTable(bones, weights)
 
     def deform_groups(self) -> NDArray[np.intp]:
         """(G,) bone index for groups naming a bone with Deform on, else -1 (Blender's pchan_from_defbase)."""
