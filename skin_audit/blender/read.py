@@ -80,25 +80,3 @@ def evaluated_positions(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | 
     """(V, 3) positions after the modifier stack, in object space."""
     depsgraph = depsgraph or bpy.context.evaluated_depsgraph_get()
     return mesh_positions(obj.evaluated_get(depsgraph).data)
-
-
-def to_world(points: F64, world: F64) -> F64:
-    """(V, 3) points mapped by a (4, 4) matrix."""
-    return points @ world[:3, :3].T + world[:3, 3]
-
-
-def group_weights_dense(obj: bpy.types.Object) -> tuple[tuple[str, ...], NDArray[np.float32]]:
-    """Every vertex group's weight of every vertex, looping over ``v.groups``.
-
-    Returns
-    -------
-    names : the groups, in ``obj.vertex_groups`` order
-    weights : (V, G) float32, 0 where a vertex is not in a group
-    """
-    names = tuple(g.name for g in obj.vertex_groups)
-    mesh = obj.data
-    weights = np.zeros((len(mesh.vertices), len(names)), dtype=np.float32)
-    for v in mesh.vertices:
-        for g in v.groups:
-            weights[v.index, g.group] = g.weight
-    return names, weights

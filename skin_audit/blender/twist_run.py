@@ -14,12 +14,14 @@ from numpy.typing import NDArray
 from .. import __version__
 from ..core import tolerances
 from ..core.affine import rigid_inverse
+from ..core.blender_deform import apply_affine
 from ..core.dqs import dual_quaternion_skinning
 from ..core.findings import Finding
 from ..core.lbs import linear_blend_skinning
 from ..core.twist_checks import BindCheck, PoseCheck, check_pose, twist_findings
 from ..core.twist_outputs import Scene, ScenePose
 from . import demo_rig, read
+from .weights import group_weights
 
 F64 = NDArray[np.float64]
 
@@ -37,12 +39,13 @@ class TwistRun:
 
 def _influences(obj: bpy.types.Object, bone_names: Sequence[str]) -> tuple[NDArray[np.intp], F64]:
     """(V, J) slots: every bone for every vertex, weight from its group (0 if none)."""
-    names, dense = read.group_weights_dense(obj)
-    weights = np.zeros((dense.shape[0], len(bone_names)))
+    names = [g.name for g in obj.vertex_groups]
+    rows = group_weights(obj)  # (G, V)
+    weights = np.zeros((rows.shape[1], len(bone_names)))
     for j, bone in enumerate(bone_names):
         if bone in names:
-            weights[:, j] = dense[:, names.index(bone)]
-    indices = np.tile(np.arange(len(bone_names), dtype=np.intp), (dense.shape[0], 1))
+            weights[:, j] = rows[names.index(bone)]
+    indices = np.tile(np.arange(len(bone_names), dtype=np.intp), (rows.shape[1], 1))
     return indices, weights
 
 
@@ -73,7 +76,7 @@ def run_twist_experiment(
              rig.modifier.use_deform_preserve_volume)
     try:
         mesh_world = read.matrix(mesh.matrix_world)
-        bind_vertices = read.to_world(read.mesh_positions(mesh.data), mesh_world)
+        bind_vertices = apply_affine(mesh_world, read.mesh_positions(mesh.data))
         triangles = read.mesh_triangles(mesh.data)
         state = read.read_armature(arm)
         bind_inverse = rigid_inverse(state.bind, "bind matrix", tolerances.ORTHONORMAL_FLOAT32)
@@ -88,7 +91,7 @@ def run_twist_experiment(
             # Bind check: Blender with the armature at rest; numpy with G = B.
             arm.data.pose_position = "REST"
             context.view_layer.update()
-            blender_rest = read.to_world(read.evaluated_positions(mesh), mesh_world)
+            blender_rest = apply_affine(mesh_world, read.evaluated_positions(mesh))
             arm.data.pose_position = "POSE"
             numpy_rest = _skin(method, bind_vertices, idx, w, state.bind @ bind_inverse)
             binds.append(BindCheck(method, float(np.abs(numpy_rest - bind_vertices).max()),
@@ -99,7 +102,7 @@ def run_twist_experiment(
                 current = read.read_armature(arm).current
                 skin = current @ bind_inverse
                 numpy_pos = _skin(method, bind_vertices, idx, w, skin)
-                blender_pos = read.to_world(read.evaluated_positions(mesh), mesh_world)
+                blender_pos = apply_affine(mesh_world, read.evaluated_positions(mesh))
                 poses.append(ScenePose(method, float(angle), current, skin, numpy_pos, blender_pos))
                 checks.append(check_pose(method, angle, bind_vertices, triangles, w[:, child_j],
                                          ring_of, numpy_pos, blender_pos))

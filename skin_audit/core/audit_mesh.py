@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from . import tolerances
 from .audit_options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .audit_shape import SpotChecker, shape_checks
-from .blender_deform import Recomputed, deform_both, influence_table, recompute_blender
+from .blender_deform import Recomputed, deform_both, recompute_blender
 from .findings import Finding, Severity
 from .report import MeshAudit
 from .rig_data import SkinnedMesh
@@ -255,7 +255,7 @@ def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
         dev = np.abs(mesh.cleared_channel - np.eye(4)).max(axis=(1, 2))
         moved_bones = [mesh.bones.names[j] for j in np.flatnonzero((dev > 1e-5) & mesh.bones.use_deform)]
         # Only vertices weighted to a bone whose cleared channel is not exactly the identity can move.
-        table = influence_table(mesh)
+        table = mesh.influence_table
         not_identity = np.any(mesh.cleared_channel != np.eye(4), axis=(1, 2))
         rows = np.flatnonzero((not_identity[table.bones] & (table.weights != 0)).any(axis=1))
         pose_drift = np.zeros(mesh.vertex_count)

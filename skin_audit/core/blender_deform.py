@@ -19,14 +19,14 @@ follows the number of weights, not vertices x bones.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from . import tolerances
 from .dqs import matrix_to_quaternion, quaternion_multiply
-from .rig_data import InfluenceTable, SkinnedMesh
+from .rig_data import SkinnedMesh
 
 F64 = NDArray[np.float64]
 
@@ -37,11 +37,6 @@ def apply_affine(m: F64, points: F64) -> F64:
         return points
     out: F64 = points @ m[:3, :3].T + m[:3, 3]
     return out
-
-
-def group_columns(mesh: SkinnedMesh) -> list[tuple[int, NDArray[np.intp], F64]]:
-    """Per deform group: (bone index, vertices with a non-zero weight, those weights as float64)."""
-    return mesh.deform_columns
 
 
 def mask_factor(mesh: SkinnedMesh) -> F64:
@@ -201,11 +196,6 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
 BLOCK = 8192
 
 
-def influence_table(mesh: SkinnedMesh) -> InfluenceTable:
-    """The mesh's vertex-major influence table (built once, kept on the mesh)."""
-    return mesh.influence_table
-
-
 def blend_displacement(bones: NDArray[np.intp], weights: F64, co: F64, channel: F64) -> F64:
     """(N, 3) ``sum_k w_k (M_k co - co)`` over each row's slots, block by block.
 
@@ -249,7 +239,7 @@ def deform_both(mesh: SkinnedMesh, channel: F64 | None = None, max_influences: i
     """
     channel = mesh.bones.channel if channel is None else channel
     flat = mesh.flat_columns
-    table = influence_table(mesh)
+    table = mesh.influence_table
     co = mesh.rest
     v = mesh.vertex_count
     factor = mask_factor(mesh)
@@ -264,7 +254,7 @@ def deform_both(mesh: SkinnedMesh, channel: F64 | None = None, max_influences: i
         out = co.copy()
     elif mesh.modifier.preserve_volume:
         arm_co = mesh.rest_armature
-        dual = accumulate_dual(arm_co, group_columns(mesh), _with_channel(mesh, channel))
+        dual = accumulate_dual(arm_co, mesh.deform_columns, _with_channel(mesh, channel))
         out = apply_affine(back, finish_dual(arm_co, dual, factor))
         sensitive = dual.order_sensitive
     else:
@@ -290,8 +280,8 @@ def deform_both(mesh: SkinnedMesh, channel: F64 | None = None, max_influences: i
 def _top_n_slots(weights: F64, count: NDArray[np.intp], columns: int, n: int) -> NDArray[np.bool_]:
     """(N, K) the slots that survive keeping each row's ``n`` largest weights.
 
-    Ranks as :func:`_top_n_mask` does over every column: ties keep group order,
-    and a negative weight ranks below the zero of every column the vertex is not in.
+    Ties keep group order, and a negative weight ranks below the zero of every
+    column the vertex is not in (as if every column were ranked).
     """
     used = np.arange(weights.shape[1]) < count[:, None]
     w = np.where(used, weights, -np.inf)
@@ -306,41 +296,4 @@ def _top_n_slots(weights: F64, count: NDArray[np.intp], columns: int, n: int) ->
 def _with_channel(mesh: SkinnedMesh, channel: F64) -> SkinnedMesh:
     if channel is mesh.bones.channel:
         return mesh
-    from dataclasses import replace
-
     return replace(mesh, bones=replace(mesh.bones, channel=channel))
-
-
-def engine_positions(mesh: SkinnedMesh, max_influences: int, channel: F64 | None = None) -> F64:
-    """(V, 3) the strict engine deformation: top-N raw weights, no renormalisation, object space."""
-    engine = deform_both(mesh, channel, max_influences)[1]
-    assert engine is not None
-    return engine
-
-
-def _top_n_mask(
-    mesh: SkinnedMesh, columns: list[tuple[int, NDArray[np.intp], F64]], n: int
-) -> list[NDArray[np.bool_]]:
-    """Per column, which of its weights survive keeping each vertex's ``n`` largest."""
-    count = np.zeros(mesh.vertex_count, dtype=np.intp)
-    for _, idx, _ in columns:
-        count[idx] += 1
-    keep = [np.ones(len(idx), dtype=bool) for _, idx, _ in columns]
-    over = np.flatnonzero(count > n)
-    if over.size == 0:
-        return keep
-    # Dense block only for the (usually few) vertices over the limit.
-    block = np.zeros((len(columns), over.size))
-    pos = np.full(mesh.vertex_count, -1, dtype=np.intp)
-    pos[over] = np.arange(over.size)
-    for c, (_, idx, w) in enumerate(columns):
-        hit = pos[idx] >= 0
-        block[c, pos[idx[hit]]] = w[hit]
-    # Rank columns per vertex by weight (stable, so ties keep group order).
-    order = np.argsort(-block, axis=0, kind="stable")
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(len(columns))[:, None].repeat(over.size, 1), axis=0)
-    for c, (_, idx, _) in enumerate(columns):
-        hit = pos[idx] >= 0
-        keep[c][hit] = rank[c, pos[idx[hit]]] < n
-    return keep

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from . import tolerances
 from .affine import rotation
-from .blender_deform import accumulate_dual, group_columns, influence_table, to_armature
+from .blender_deform import accumulate_dual, to_armature
 from .collapse import Columns, blended_linear, dqs_rotation_measures, squash_measures
 from .rig_data import SkinnedMesh
 from .stress_poses import posed_channels
@@ -66,7 +66,7 @@ class SweepResult:
 
 def sweep_poses(mesh: SkinnedMesh, degrees: Sequence[float]) -> list[SweepPose]:
     """Every weighted deform bone, about each axis, both ways, by ``degrees`` and its own limits."""
-    used = {b for b, _, _ in group_columns(mesh)}
+    used = {b for b, _, _ in mesh.deform_columns}
     poses = []
     for j in sorted(used):
         limits = mesh.bones.limits[j] if mesh.bones.limits else (None, None, None)
@@ -126,7 +126,7 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     blend of rigid transforms is a rotation: its measure is 1.  A bone whose
     poses give any other linear part is evaluated numerically.
     """
-    table = influence_table(mesh)
+    table = mesh.influence_table
     v = mesh.vertex_count
     poses = sweep_poses(mesh, degrees)
     r = _SweepArrays(v)
@@ -206,7 +206,7 @@ class _SweepArrays:
 
 def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], r: _SweepArrays) -> float:
     """One bone's poses evaluated numerically (blended 3x3, SVD); returns the bone's worst value."""
-    columns = group_columns(mesh)
+    columns = mesh.deform_columns
     v = mesh.vertex_count
     channel0 = pose_channel(mesh, poses[pose_ids[0]])
     _, motion_class = np.unique(np.round(channel0.reshape(len(channel0), 16), 9), axis=0, return_inverse=True)
