@@ -16,14 +16,14 @@ times, median of ``--repeat`` runs with ``time.perf_counter``:
    ``evaluated_get(dg).data.attributes['position'].data.foreach_get('vector', buf)``
    (before each timed run the pose is moved away and evaluated, untimed, so
    every timed run re-evaluates the armature and the mesh's Armature modifier);
-2. weight extraction, ``skin_audit.blender.weights.group_weights``;
+2. weight extraction, ``skin_audit.blender.read.weights.group_weights``;
 3. the Python loop over ``v.groups`` (``group_weights_loop``), once, as the
    reference the extraction replaces (``--skip-loop`` leaves it out);
-4. the numpy recomputation, ``skin_audit.core.blender_deform.recompute_blender``
+4. the numpy recomputation, ``skin_audit.core.audit.armature_modifier.recompute_blender``
    on a fresh copy of the extracted ``SkinnedMesh`` each run (so its per-mesh
    caches are built inside the timing);
 5. the full audit without file loading,
-   ``skin_audit.blender.audit_scene.audit_meshes``: extraction included, and
+   ``skin_audit.blender.run.audit_scene.audit_meshes``: extraction included, and
    timed apart (by wrapping ``audit_scene.extract`` during these runs);
 6. the same audit with ``AuditOptions(shape_checks=False)`` (``--no-shape-checks``).
 
@@ -57,12 +57,12 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 from mathutils import Euler  # noqa: E402
 
-from skin_audit.blender import audit_scene  # noqa: E402
-from skin_audit.blender.audit_scene import audit_meshes  # noqa: E402
-from skin_audit.blender.extract import extract  # noqa: E402
-from skin_audit.blender.weights import group_weights, group_weights_loop  # noqa: E402
-from skin_audit.core.audit_options import AuditOptions  # noqa: E402
-from skin_audit.core.blender_deform import recompute_blender  # noqa: E402
+from skin_audit.blender.read.extract import extract  # noqa: E402
+from skin_audit.blender.read.weights import group_weights, group_weights_loop  # noqa: E402
+from skin_audit.blender.run import audit_scene  # noqa: E402
+from skin_audit.blender.run.audit_scene import audit_meshes  # noqa: E402
+from skin_audit.core.audit.armature_modifier import recompute_blender  # noqa: E402
+from skin_audit.core.audit.options import AuditOptions  # noqa: E402
 
 #: The issue's targets, as ratios to Blender's own evaluation in the same run.
 TARGETS = {"numpy": 2.0, "weights": 10.0, "audit": 30.0}

@@ -96,7 +96,7 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
     from .blender.session import require_bpy
 
     require_bpy()
-    from .blender.twist_files import run_and_write_demo
+    from .blender.run.twist_files import run_and_write_demo
 
     methods = ("lbs", "dqs") if args.method == "both" else (args.method,)
     summary, errors = run_and_write_demo(args.out, args.angles, methods)
@@ -107,7 +107,7 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
 def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
-    from .core.audit_options import AuditOptions
+    from .core.audit.options import AuditOptions
     from .core.output_files import require_output_dir
 
     if args.json:
@@ -119,12 +119,12 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     require_bpy()
     import bpy
 
-    from .blender.audit_files import audit_paths
-    from .core.audit_text import summary_text
+    from .blender.run.audit_files import audit_paths
+    from .core.audit.report import AuditReport
+    from .core.audit.summary import summary_text
     from .core.findings import at_or_above
     from .core.output_files import write_all
-    from .core.report import AuditReport
-    from .core.twist_outputs import dumps
+    from .core.twist.outputs import dumps
 
     options = AuditOptions(max_influences=args.max_influences, weight_tolerance=args.weight_tolerance,
                            fail_on=args.fail_on, shape_checks=not args.no_shape_checks)
@@ -141,7 +141,7 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_verify(args: argparse.Namespace, out: TextIO) -> int:
-    from .core.verify_scene import load_scene, verify_scene
+    from .core.twist.verify import load_scene, verify_scene
 
     result = verify_scene(load_scene(args.scene))
     out.write(

@@ -18,11 +18,14 @@ from pathlib import Path
 import bpy
 
 from .. import __version__
-from ..blender import audit_scene, demo_rig, heatmap, selection, test_pose
-from ..blender.twist_run import run_twist_experiment
+from ..blender.build import twist_rig as demo_rig
+from ..blender.run import audit_scene
+from ..blender.run.twist_run import run_twist_experiment
+from ..blender.show import heatmap, selection
+from ..blender.show import pose_preview as test_pose
+from ..core.audit.report import AuditReport, FileAudit
 from ..core.errors import InputError, SkinAuditError
 from ..core.output_files import write_all
-from ..core.report import AuditReport, FileAudit
 from . import state
 from .properties import SkinAuditSettings, audit_options
 

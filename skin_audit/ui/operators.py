@@ -8,7 +8,7 @@ import bpy
 from bpy.props import EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
-from ..blender import demo_rig
+from ..blender.build import twist_rig as demo_rig
 from ..core.errors import SkinAuditError
 from ..core.findings import worst_severity
 from . import actions, state

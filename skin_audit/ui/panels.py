@@ -12,7 +12,7 @@ import textwrap
 
 import bpy
 
-from ..blender import demo_rig
+from ..blender.build import twist_rig as demo_rig
 from ..core.findings import Finding, worst_severity
 from . import state
 

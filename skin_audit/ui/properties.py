@@ -12,8 +12,8 @@ import math
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty
 
-from ..blender import demo_rig
-from ..core.audit_options import AuditOptions
+from ..blender.build import twist_rig as demo_rig
+from ..core.audit.options import AuditOptions
 
 _DEFAULTS = AuditOptions()
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.audit_options import AuditOptions
+from ..core.audit.options import AuditOptions
+from ..core.audit.report import MeshAudit
 from ..core.findings import Finding
-from ..core.report import MeshAudit
 
 
 @dataclass(frozen=True)

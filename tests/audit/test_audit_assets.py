@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The audit of every real rig in ``../shared/assets`` (beside the repository), end to end.
+"""The audit of every real rig in ``tests/assets`` (copies of public assets, with licences), end to end.
 
 Expected findings come from two independent places: the facts the assets'
 README states (vertex counts, the weight defects of the BlenderIO files,
@@ -17,16 +17,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skin_audit.core import audit_mesh
-from skin_audit.core.audit_options import AuditOptions
+from skin_audit.core.audit import mesh_audit as audit_mesh
+from skin_audit.core.audit.options import AuditOptions
 from skin_audit.core.tolerances import BLENDER_MIN_CONTRIB, SKINNING_MATCH_RELATIVE
 from tests.independent_readers import own_weights
 
 pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
 REPO = Path(__file__).resolve().parents[2]
-#: CI clones the repository with a copy of shared/ beside it.
-ASSETS = (REPO / ".." / "shared" / "assets").resolve()
+#: Real rigs nobody on the project made, kept in the repository with their licences and sources.
+ASSETS = REPO / "tests" / "assets"
 SUFFIXES = (".blend", ".glb", ".gltf")
 ASSET_FILES = (
     "BlenderIO_03_skinned_cylinder/03_skinned_cylinder.blend",
@@ -61,15 +61,14 @@ def sha256(path: Path) -> str:
 @pytest.fixture(scope="module")
 def assets() -> Path:
     if not ASSETS.is_dir():
-        pytest.fail(f"the shared assets are missing: expected {ASSETS} (a copy of shared/ beside the "
-                    "repository)", pytrace=False)
+        pytest.fail(f"the real rigs are missing: expected {ASSETS} (tests/assets in the repository)", pytrace=False)
     return ASSETS
 
 
 @pytest.fixture(scope="module")
 def audited(assets, bpy):
     """Every asset audited in-process by ``audit_paths`` on the folder, with SHA-256 before and after."""
-    from skin_audit.blender.audit_files import audit_paths
+    from skin_audit.blender.run.audit_files import audit_paths
 
     files = sorted(f for f in assets.rglob("*") if f.suffix.lower() in SUFFIXES)
     before = {f: sha256(f) for f in files}
@@ -148,7 +147,7 @@ def findings_by_code(mesh_audit) -> dict:
 
 
 def load(bpy, path: Path) -> None:
-    from skin_audit.blender.audit_files import load as project_load
+    from skin_audit.blender.run.audit_files import load as project_load
 
     project_load(path)
 
@@ -265,8 +264,8 @@ def test_no_bind_pose_drift_matches_blender(bpy, audited, rel):
 def test_recomputation_matches_blenders_evaluated_mesh(bpy, assets, rel):
     """The numpy recomputation against Blender's evaluated mesh read here, and Blender's against
     this file's own renormalised LBS from the pose matrices."""
-    from skin_audit.blender.extract import extract
-    from skin_audit.core.blender_deform import recompute_blender
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.core.audit.armature_modifier import recompute_blender
 
     load(bpy, assets / rel)
     depsgraph = bpy.context.evaluated_depsgraph_get()
@@ -373,7 +372,7 @@ def fingerprint(bpy) -> dict:
 def _built_rig_in_pose_mode(bpy):
     """A rig with an action, an NLA track, a driver, a constraint and a shape key, posed at frame 7,
     its armature active in Pose Mode and the mesh selected."""
-    from skin_audit.blender.rig_builder import chain_rig
+    from tests.factories.blender_rigs import chain_rig
 
     mesh, arm = chain_rig("Fingerprint", ("Root", "Child", "Tip"), rings=9, height=3.0)
     pb = arm.pose.bones["Child"]
@@ -407,7 +406,7 @@ def _built_rig_in_pose_mode(bpy):
 @on_blender42
 @pytest.mark.parametrize("rel", [*ASSET_FILES, "built rig in Pose Mode"])
 def test_audit_changes_nothing(bpy, assets, rel):
-    from skin_audit.blender.audit_scene import audit_meshes, skinned_meshes
+    from skin_audit.blender.run.audit_scene import audit_meshes, skinned_meshes
 
     if rel in ASSET_FILES:
         path = assets / rel

@@ -215,7 +215,7 @@ SCRIPTED_MARKERS = ("text_marker", "driver_marker")
 
 def _scripted_blend(bpy, folder: Path) -> Path:
     """A rig whose registered text block and Python driver each write a marker file when run."""
-    from skin_audit.blender.rig_builder import chain_rig
+    from tests.factories.blender_rigs import chain_rig
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     _, arm = chain_rig("Scripted")
@@ -290,7 +290,7 @@ def test_no_shape_checks_leaves_out_the_sweep_symmetry_and_stray_checks(tmp_path
     assert skin_audit_cli(BLENDER_IO_03, "--json", fast, "--no-shape-checks").returncode == 0
     (full_mesh,) = json.loads(full.read_text())["files"][0]["meshes"]
     (fast_mesh,) = json.loads(fast.read_text())["files"][0]["meshes"]
-    from skin_audit.core.audit_shape import SHAPE_CODES
+    from skin_audit.core.audit.shape_checks import SHAPE_CODES
 
     full_codes = {f["code"] for f in full_mesh["findings"]}
     fast_codes = {f["code"] for f in fast_mesh["findings"]}

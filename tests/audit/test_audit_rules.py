@@ -17,8 +17,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from skin_audit.core import audit_mesh
-from skin_audit.core.audit_options import AuditOptions
+from skin_audit.core.audit import mesh_audit as audit_mesh
+from skin_audit.core.audit.options import AuditOptions
 from skin_audit.core.tolerances import FLOAT32_RELATIVE, SKINNING_MATCH_RELATIVE
 from tests.independent_readers import own_weights
 
@@ -46,7 +46,7 @@ MATCH = FLOAT32_RELATIVE * 2.0
 @pytest.fixture(scope="module")
 def rb():
     """The rig builder (imported here: it needs bpy, which the conftest checks first)."""
-    from skin_audit.blender import rig_builder
+    from tests.factories import blender_rigs as rig_builder
 
     return rig_builder
 
@@ -91,7 +91,7 @@ def pose(bpy, arm, bone: str, euler=(0.0, 0.0, 0.0), location=None, scale=None) 
 
 
 def run_audit(bpy, obj, **options):
-    from skin_audit.blender.audit_scene import audit_meshes
+    from skin_audit.blender.run.audit_scene import audit_meshes
 
     (result,) = audit_meshes(bpy.context, [obj], AuditOptions(**options))
     return result
@@ -428,8 +428,8 @@ def test_skinning_mismatch_from_a_weight_modifier_before_the_armature(bpy, rb):
 @on_blender42
 def test_skinning_mismatch_judge_on_extracted_data(bpy, rb):
     """The judge itself: real extracted data whose Blender positions are moved on purpose."""
-    from skin_audit.blender.extract import extract
-    from skin_audit.core.audit_mesh import audit_skinned_mesh
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.core.audit.mesh_audit import audit_skinned_mesh
 
     mesh, arm = cylinder_rig(rb)
     pose(bpy, arm, "Child", (0.7, 0.3, 0.0))
@@ -638,8 +638,8 @@ def _random_chain_rig(bpy, rb, seed: int, preserve_volume: bool):
 @pytest.mark.parametrize("preserve_volume", [False, True], ids=["lbs", "dqs"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_recomputation_matches_blender_on_a_random_chain(bpy, rb, seed, preserve_volume):
-    from skin_audit.blender.extract import extract
-    from skin_audit.core.blender_deform import recompute_blender
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.core.audit.armature_modifier import recompute_blender
 
     mesh, arm = _random_chain_rig(bpy, rb, seed, preserve_volume)
     data = extract(mesh, mesh.modifiers[0], bpy.context.evaluated_depsgraph_get(), measure_drift=False)
@@ -665,7 +665,7 @@ def test_recomputation_matches_blender_on_a_random_chain(bpy, rb, seed, preserve
 def test_geometry_nodes_weight_reader_matches_a_plain_loop(bpy, rb):
     """Above 5000 vertices weights are read through a Geometry Nodes copy; groups named like
     built-in attributes must not be confused with them, and nothing is left behind."""
-    from skin_audit.blender.weights import LOOP_LIMIT, group_weights
+    from skin_audit.blender.read.weights import LOOP_LIMIT, group_weights
 
     verts, faces = rb.cylinder(80, 70, RADIUS, HEIGHT)
     assert len(verts) > LOOP_LIMIT
@@ -750,7 +750,7 @@ def test_mesh_split_between_two_armatures(bpy, rb):
     face = rb.build_armature("FaceRig", [rb.BoneSpec("Face", (0.0, 0.0, 1.8), (0.0, 0.0, 2.2))])
     mesh.modifiers.new("Face", "ARMATURE").object = face
     bpy.context.view_layer.update()
-    from skin_audit.blender.audit_scene import audit_meshes
+    from skin_audit.blender.run.audit_scene import audit_meshes
 
     for result in audit_meshes(bpy.context, [mesh], AuditOptions()):
         found = rule_findings(result)

@@ -104,7 +104,7 @@ def set_child_twist(rig, degrees: float) -> None:
 
 @pytest.fixture
 def rig(bpy, empty_scene):
-    from skin_audit.blender import demo_rig
+    from skin_audit.blender.build import twist_rig as demo_rig
 
     return demo_rig.build_demo_rig()
 
@@ -112,7 +112,7 @@ def rig(bpy, empty_scene):
 @pytest.fixture
 def run(bpy, empty_scene):
     """The experiment at 0/90/120/180 degrees with both methods (its results are plain arrays)."""
-    from skin_audit.blender.twist_run import run_twist_experiment
+    from skin_audit.blender.run.twist_run import run_twist_experiment
 
     return run_twist_experiment(ANGLES, ("lbs", "dqs"))
 
@@ -238,7 +238,7 @@ def test_demo_rig_structure(bpy, rig):
 
 
 def test_building_twice_leaves_one_rig(bpy):
-    from skin_audit.blender import demo_rig
+    from skin_audit.blender.build import twist_rig as demo_rig
 
     demo_rig.build_demo_rig()
     rig = demo_rig.build_demo_rig()
@@ -256,7 +256,7 @@ def test_building_twice_leaves_one_rig(bpy):
     [("QUATERNION", "POSE", True), ("XYZ", "REST", False)],
 )
 def test_run_restores_the_users_state(bpy, rig, rotation_mode, pose_position, preserve_volume):
-    from skin_audit.blender.twist_run import run_twist_experiment
+    from skin_audit.blender.run.twist_run import run_twist_experiment
 
     child = rig.armature.pose.bones["Child"]
     child.rotation_mode = rotation_mode
@@ -317,7 +317,7 @@ def test_read_armature_matches_pose_bone_matrix(bpy, rig):
     """foreach_get flattens matrices column by column; the reader must give np.array(matrix) back."""
     from mathutils import Euler, Matrix
 
-    from skin_audit.blender import read
+    from skin_audit.blender.read import arrays as read
 
     arm = rig.armature
     arm.matrix_world = Matrix.Translation((0.5, -1.0, 2.0)) @ Euler((0.3, -0.2, 0.7)).to_matrix().to_4x4()

@@ -6,16 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skin_audit.core.affine import (
-    as_matrices,
-    evaluate_hierarchy,
-    rigid_inverse,
-    rotation,
-    skinning_matrices,
-    translation,
-    translation_only_inverse,
-    validate_affine,
-)
 from skin_audit.core.errors import (
     HierarchyError,
     MatrixMagnitudeError,
@@ -24,6 +14,16 @@ from skin_audit.core.errors import (
     NotRigidError,
     ShapeError,
     UnsupportedInverseError,
+)
+from skin_audit.core.maths.affine import (
+    as_matrices,
+    evaluate_hierarchy,
+    rigid_inverse,
+    rotation,
+    skinning_matrices,
+    translation,
+    translation_only_inverse,
+    validate_affine,
 )
 
 RNG = np.random.default_rng(20240601)

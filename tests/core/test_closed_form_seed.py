@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from skin_audit.core.closed_form import mid_ring_ratio, radius_ratio, twisted_positions
-from skin_audit.core.cylinder import MID_RING, build_cylinder, linear_height_weights
-from skin_audit.core.lbs import linear_blend_skinning
-from skin_audit.core.twist_seed import seed_figures, seed_rig, seed_skin
+from skin_audit.core.maths.lbs import linear_blend_skinning
+from skin_audit.core.twist.closed_form import mid_ring_ratio, radius_ratio, twisted_positions
+from skin_audit.core.twist.cylinder import MID_RING, build_cylinder, linear_height_weights
+from skin_audit.core.twist.seed import seed_figures, seed_rig, seed_skin
 
 THETA_120 = 2.0 * np.pi / 3.0
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skin_audit.core.cylinder import (
+from skin_audit.core.errors import MeshError
+from skin_audit.core.maths.dqs import dual_quaternion_skinning
+from skin_audit.core.maths.lbs import linear_blend_skinning
+from skin_audit.core.twist.cylinder import (
     MID_RING,
     boundary_edges,
     build_cylinder,
@@ -16,10 +19,7 @@ from skin_audit.core.cylinder import (
     triangle_areas,
     unique_edges,
 )
-from skin_audit.core.dqs import dual_quaternion_skinning
-from skin_audit.core.errors import MeshError
-from skin_audit.core.lbs import linear_blend_skinning
-from skin_audit.core.twist_seed import seed_skin
+from skin_audit.core.twist.seed import seed_skin
 
 CYL = build_cylinder()
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skin_audit.core.cylinder import build_cylinder, linear_height_weights
-from skin_audit.core.dqs import (
+from skin_audit.core.errors import NotRigidError
+from skin_audit.core.maths.dqs import (
     apply_dual_quaternions,
     blend_dual_quaternions,
     dual_quaternion_skinning,
@@ -17,10 +17,10 @@ from skin_audit.core.dqs import (
     quaternion_multiply,
     quaternion_to_matrix,
 )
-from skin_audit.core.errors import NotRigidError
-from skin_audit.core.lbs import linear_blend_skinning
-from skin_audit.core.twist_checks import dqs_twist_positions
-from skin_audit.core.twist_seed import seed_skin
+from skin_audit.core.maths.lbs import linear_blend_skinning
+from skin_audit.core.twist.checks import dqs_twist_positions
+from skin_audit.core.twist.cylinder import build_cylinder, linear_height_weights
+from skin_audit.core.twist.seed import seed_skin
 
 RNG = np.random.default_rng(2007)
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from skin_audit.core.errors import InputError, MeshError, ShapeError
-from skin_audit.core.figure import Panel, look_at, orthographic, project, render_svg
+from skin_audit.core.twist.figure import Panel, look_at, orthographic, project, render_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from skin_audit.core.hand_control import EXPECTED, POINT, run_hand_control
+from tests.factories.hand_control import EXPECTED, POINT, run_hand_control
 
 # The SPEC's control, written out: B_1 = Ty(1), G_1 = Ty(1) Rz(90), C_0 = I, p = (1, 1, 0).
 TY1 = np.array([[1.0, 0, 0, 0], [0, 1, 0, 1], [0, 0, 1, 0], [0, 0, 0, 1]])

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from skin_audit.core import errors
-from skin_audit.core.affine import rigid_inverse, translation_only_inverse
-from skin_audit.core.dqs import dual_quaternion_skinning
-from skin_audit.core.influences import as_points, validate_influences
-from skin_audit.core.lbs import linear_blend_skinning
+from skin_audit.core.maths.affine import rigid_inverse, translation_only_inverse
+from skin_audit.core.maths.dqs import dual_quaternion_skinning
+from skin_audit.core.maths.influences import as_points, validate_influences
+from skin_audit.core.maths.lbs import linear_blend_skinning
 
 RNG = np.random.default_rng(7)
 

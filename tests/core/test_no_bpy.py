@@ -30,7 +30,7 @@ names = [m.name for m in pkgutil.walk_packages(skin_audit.core.__path__, "skin_a
 for name in names:
     importlib.import_module(name)
 importlib.import_module("skin_audit.cli")
-from skin_audit.core.twist_seed import seed_figures
+from skin_audit.core.twist.seed import seed_figures
 f = seed_figures()
 loaded = sorted(m for m in sys.modules if m == "bpy" or m.startswith("bpy.") or m.startswith("bl_"))
 print(json.dumps({"modules": names, "mid": f.mid_ring_radius, "drift": f.bind_drift,
@@ -47,9 +47,10 @@ def run_child() -> dict:
 
 def test_every_core_module_and_the_cli_import_and_run_without_bpy():
     out = run_child()
-    on_disk = {f"skin_audit.core.{p.stem}" for p in CORE.glob("*.py") if p.stem != "__init__"}
+    on_disk = {"skin_audit.core." + ".".join(p.relative_to(CORE).with_suffix("").parts)
+               for p in CORE.rglob("*.py") if p.stem != "__init__"}
     assert set(out["modules"]) >= on_disk  # the walk really covered every file
-    assert {"skin_audit.core.lbs", "skin_audit.core.dqs", "skin_audit.core.verify_scene"} <= on_disk
+    assert {"skin_audit.core.maths.lbs", "skin_audit.core.maths.dqs", "skin_audit.core.twist.verify"} <= on_disk
     assert out["bpy_entries"] == []
     assert out["drift"] < 1e-12
     assert abs(out["mid"][1] - 0.5**0.5) < 1e-15
@@ -67,3 +68,18 @@ def test_no_core_source_file_imports_bpy():
     for line in ("import bpy", "    from bpy.types import Operator", "import bpy, numpy",
                  "importlib.import_module('bpy')"):
         assert pattern.search(line), line
+
+
+def test_audit_and_twist_never_import_each_other():
+    """The two products share core/maths and the shared modules, nothing else."""
+    pattern = {"audit": re.compile(r"^\s*from\s+(\.\.twist|skin_audit\.core\.twist)\b", re.MULTILINE),
+               "twist": re.compile(r"^\s*from\s+(\.\.audit|skin_audit\.core\.audit)\b", re.MULTILINE)}
+    for part, forbidden in pattern.items():
+        files = sorted((CORE / part).rglob("*.py"))
+        assert len(files) >= 5, part
+        offenders = [p.name for p in files if forbidden.search(p.read_text(encoding="utf-8"))]
+        assert offenders == [], f"core/{part} imports the other product: {offenders}"
+    # maths imports neither.
+    maths = sorted((CORE / "maths").rglob("*.py"))
+    assert len(maths) >= 5
+    assert [p.name for p in maths if re.search(r"^\s*from\s+\.\.(audit|twist)\b", p.read_text(), re.MULTILINE)] == []

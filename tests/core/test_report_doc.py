@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from skin_audit.core.audit_mesh import RULE_CODES
-from skin_audit.core.audit_shape import SHAPE_CODES
-from skin_audit.core.report import REPORT_VERSION
+from skin_audit.core.audit.mesh_audit import RULE_CODES
+from skin_audit.core.audit.report import REPORT_VERSION
+from skin_audit.core.audit.shape_checks import SHAPE_CODES
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "report-format.md"
 

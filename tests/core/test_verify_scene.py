@@ -10,14 +10,14 @@ import json
 import numpy as np
 import pytest
 
-from skin_audit.core.affine import skinning_matrices, translation_only_inverse
-from skin_audit.core.cylinder import build_cylinder, linear_height_weights
-from skin_audit.core.dqs import dual_quaternion_skinning
 from skin_audit.core.errors import InputError, VerificationError
-from skin_audit.core.lbs import linear_blend_skinning
-from skin_audit.core.twist_outputs import SCENE_FORMAT, Scene, ScenePose, dumps, scene_json
-from skin_audit.core.twist_seed import seed_rig
-from skin_audit.core.verify_scene import load_scene, verify_scene
+from skin_audit.core.maths.affine import skinning_matrices, translation_only_inverse
+from skin_audit.core.maths.dqs import dual_quaternion_skinning
+from skin_audit.core.maths.lbs import linear_blend_skinning
+from skin_audit.core.twist.cylinder import build_cylinder, linear_height_weights
+from skin_audit.core.twist.outputs import SCENE_FORMAT, Scene, ScenePose, dumps, scene_json
+from skin_audit.core.twist.seed import seed_rig
+from skin_audit.core.twist.verify import load_scene, verify_scene
 
 ANGLES = (0.0, 90.0, 180.0)
 

@@ -25,7 +25,7 @@ WORK = Path(os.environ["SKIN_AUDIT_TEST_WORK"])
 
 
 def _rig():
-    return submodule("blender.demo_rig").find_demo_rig(bpy.context.scene)
+    return submodule("blender.build.twist_rig").find_demo_rig(bpy.context.scene)
 
 
 def _result():
@@ -259,7 +259,7 @@ def check_clear_heatmap_removes_it() -> None:
 
 
 def check_export_report_writes_json() -> None:
-    """Export: the report JSON (core.report's format) and nothing else in the folder."""
+    """Export: the report JSON (core.audit.report's format) and nothing else in the folder."""
     before = set(WORK.iterdir())
     path = WORK / "report.json"
     assert bpy.ops.skin_audit.export_report(filepath=str(path)) == {"FINISHED"}
@@ -333,7 +333,7 @@ def check_select_button_tooltip_names_the_finding() -> None:
 
 def check_heat_colour_ramp() -> None:
     """Blue, cyan, green, yellow, red from low to high; grey for NaN; a constant is all blue."""
-    heat_colors = submodule("blender.heatmap").heat_colors
+    heat_colors = submodule("blender.show.heatmap").heat_colors
     colors, low, high = heat_colors([0.0, 0.25, 0.5, 0.75, 1.0, float("nan")])
     expected = [(0, 0, 1), (0, 1, 1), (0, 1, 0), (1, 1, 0), (1, 0, 0), (0.5, 0.5, 0.5)]
     assert np.allclose(colors[:, :3], expected) and np.allclose(colors[:, 3], 1.0), colors

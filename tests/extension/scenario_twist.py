@@ -17,7 +17,7 @@ FLOAT32_TOL = 1e-6
 
 
 def _rig():
-    return submodule("blender.demo_rig").find_demo_rig(bpy.context.scene)
+    return submodule("blender.build.twist_rig").find_demo_rig(bpy.context.scene)
 
 
 def _readout():
@@ -107,7 +107,7 @@ def check_twist_slider_poses_the_child_live() -> None:
     """Moving the slider rotates the Child bone and the evaluated mid ring shrinks to cos(45)."""
     settings().twist_angle = math.radians(90.0)
     child = _rig().armature.pose.bones["Child"]
-    expected = submodule("blender.demo_rig").twist_quaternion(90.0)
+    expected = submodule("blender.build.twist_rig").twist_quaternion(90.0)
     assert np.allclose(tuple(child.rotation_quaternion), expected, atol=1e-7), tuple(child.rotation_quaternion)
     assert abs(_mid_ring_radius() - math.cos(math.radians(45.0))) < FLOAT32_TOL, _mid_ring_radius()
 

@@ -56,8 +56,13 @@ def test_zip_holds_the_package_and_nothing_else(extension_zip):
         names = set(archive.namelist())
         manifest = tomllib.loads(archive.read("blender_manifest.toml").decode("utf-8"))
     for required in ("blender_manifest.toml", "LICENSE", "__init__.py", "cli.py", "ui/__init__.py",
-                     "ui/panels.py", "blender/cli_command.py", "blender/heatmap.py", "core/report.py"):
+                     "ui/panels.py", "blender/cli_command.py", "blender/show/heatmap.py", "core/audit/report.py"):
         assert required in names, required
+    # Every module of the package, and no test-only builder (those live in tests/factories).
+    package = Path(__file__).resolve().parents[2] / "skin_audit"
+    shipped = {p.relative_to(package).as_posix() for p in package.rglob("*.py") if "__pycache__" not in p.parts}
+    assert len(shipped) > 40
+    assert {n for n in names if n.endswith(".py")} == shipped
     assert manifest["id"] == "skin_audit"
     unwanted = [n for n in names if n.startswith(("tests/", "scripts/")) or "__pycache__" in n
                 or n.endswith(".pyc") or any(part.startswith(".") for part in n.split("/"))]

@@ -17,10 +17,10 @@ from collections import deque
 import numpy as np
 import pytest
 
-from skin_audit.core.collapse import blended_linear, dqs_rotation_measures, squash_measures
-from skin_audit.core.mesh_graph import component_labels, nearest_within
-from skin_audit.core.stray_weights import segment_distance
-from skin_audit.core.symmetry import mirror_frames, pair_bones, side_and_mirror, side_key
+from skin_audit.core.audit.stray_weights import segment_distance
+from skin_audit.core.audit.symmetry import mirror_frames, pair_bones, side_and_mirror, side_key
+from skin_audit.core.maths.collapse import blended_linear, dqs_rotation_measures, squash_measures
+from skin_audit.core.maths.mesh_graph import component_labels, nearest_within
 
 #: float64 work on unit-sized matrices: a few ulps of 1.
 EXACT = 1e-12

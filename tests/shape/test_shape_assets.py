@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The shape checks on the real rigs in ``../shared/assets`` (nobody on the project made them).
+"""The shape checks on the real rigs in ``tests/assets`` (nobody on the project made them).
 
 For every skinned mesh the numpy pose sweep must agree with Blender at the
 spot-checked poses.  For the rigs with left/right names the symmetry facts are
@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skin_audit.core.audit_options import AuditOptions
+from skin_audit.core.audit.options import AuditOptions
 from skin_audit.core.tolerances import FLOAT32_RELATIVE
 
 pytestmark = [pytest.mark.blender]
 
-ASSETS = Path(__file__).resolve().parents[2].parent / "shared" / "assets"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
 SUFFIXES = (".blend", ".glb", ".gltf", ".fbx")
 RIGGED_FIGURE = ASSETS / "RiggedFigure" / "glTF-Binary" / "RiggedFigure.glb"
 MIRROR_X = np.diag([-1.0, 1.0, 1.0, 1.0])
@@ -31,7 +31,7 @@ MIRROR_X = np.diag([-1.0, 1.0, 1.0, 1.0])
 @pytest.fixture(scope="module")
 def audits(bpy):
     """Every asset file audited once with the default options, keyed by its path under ASSETS."""
-    from skin_audit.blender.audit_files import audit_paths
+    from skin_audit.blender.run.audit_files import audit_paths
 
     if not ASSETS.is_dir():
         pytest.fail(f"the shared assets are missing: expected them in {ASSETS}", pytrace=False)
@@ -254,7 +254,7 @@ def test_cesiumman_facts(bpy, empty_scene):
 
 @pytest.mark.parametrize("name", sorted(SYMMETRIC))
 def test_symmetry_findings_match_the_facts(bpy, empty_scene, audits, name):
-    from skin_audit.blender.audit_scene import audit_meshes
+    from skin_audit.blender.run.audit_scene import audit_meshes
 
     facts = symmetry_facts(bpy, name)
     (result,) = audit_meshes(bpy.context, [facts["obj"]], AuditOptions())

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from skin_audit.core.audit_options import AuditOptions
+from skin_audit.core.audit.options import AuditOptions
 from skin_audit.core.tolerances import FLOAT32_RELATIVE
 
 pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
@@ -59,7 +59,7 @@ def evaluated_positions(bpy, obj) -> np.ndarray:
 
 
 def audit(bpy, obj, **options):
-    from skin_audit.blender.audit_scene import audit_meshes
+    from skin_audit.blender.run.audit_scene import audit_meshes
 
     results = audit_meshes(bpy.context, [obj], AuditOptions(**options))
     assert len(results) == 1
@@ -71,7 +71,7 @@ def findings(result, code: str, severity: str | None = None):
 
 
 def extracted(bpy, obj):
-    from skin_audit.blender.extract import extract
+    from skin_audit.blender.read.extract import extract
 
     return extract(obj, obj.modifiers["Armature"], bpy.context.evaluated_depsgraph_get())
 
@@ -101,8 +101,8 @@ MID_RING = np.arange(96, 120)  # ring 4 of 9, z = 1, w = 1/2
 
 @pytest.mark.blender42
 def test_demo_cylinder_reports_its_mid_ring_at_180_degrees(bpy):
-    from skin_audit.blender.demo_rig import build_demo_rig
-    from skin_audit.core.pose_sweep import run_sweep
+    from skin_audit.blender.build.twist_rig import build_demo_rig
+    from skin_audit.core.audit.pose_sweep import run_sweep
 
     rig = build_demo_rig()
     z = own_positions(rig.mesh.data)[:, 2]
@@ -153,7 +153,7 @@ ARM_RADIUS = 0.2
 def forearm_rig(bpy, name: str = "Arm", **modifier):
     """Upper arm and forearm along +X; the forearm weight ramps 0 -> 1/2 over x in [0.3, 0.7],
     holds a wide 50/50 plateau to x = 1.3, then ramps to 1 at x = 1.7."""
-    from skin_audit.blender.rig_builder import BoneSpec, build_rig
+    from tests.factories.blender_rigs import BoneSpec, build_rig
 
     verts, faces = ring_cylinder(ARM_XS, ARM_RADIUS)
     w = np.interp(verts[:, 0], [0.3, 0.7, 1.3, 1.7], [0.0, 0.5, 0.5, 1.0])
@@ -208,7 +208,7 @@ def test_candy_wrapper_warning_names_the_90_degree_pose(bpy):
 def test_rotation_limits_are_swept_and_judged_as_reachable(bpy):
     """A Limit Rotation constraint (local space, X +-120 deg) and IK limits on Z: swept with source 'limit';
     a limit pose counts as one the rig should survive (WARNING), beyond the limits only INFO."""
-    from skin_audit.core.pose_sweep import sweep_poses
+    from skin_audit.core.audit.pose_sweep import sweep_poses
 
     obj, arm, w = forearm_rig(bpy)
     # Without limits: 90 deg keeps 0.707 > 0.6, so a 0.6 threshold gives only INFO (180 deg).
@@ -245,7 +245,7 @@ def test_rotation_limits_are_swept_and_judged_as_reachable(bpy):
 def general_rig(bpy):
     """Three bones in a bent chain with rolls, under a moved, turned and scaled armature object;
     points scattered along the chain, each blending two or three bones."""
-    from skin_audit.blender.rig_builder import BoneSpec, build_rig
+    from tests.factories.blender_rigs import BoneSpec, build_rig
 
     bones = [BoneSpec("Hip", (0.0, 0.0, 0.0), (0.2, 0.1, 1.0), roll=0.3),
              BoneSpec("Thigh", (0.2, 0.1, 1.0), (0.9, -0.2, 1.6), "Hip", roll=-1.2, use_connect=True),
@@ -273,7 +273,7 @@ def general_rig(bpy):
 def test_sweep_matches_blender_on_a_posed_copy(bpy):
     """The audit's own spot checks pass, and an independent one: a copy of the armature posed here,
     the mesh copy's evaluated vertices against recompute_blender at the sweep pose."""
-    from skin_audit.core.pose_sweep import sweep_poses
+    from skin_audit.core.audit.pose_sweep import sweep_poses
 
     obj, arm = general_rig(bpy)
     result = audit(bpy, obj)
@@ -293,8 +293,8 @@ def test_sweep_matches_blender_on_a_posed_copy(bpy):
 def posed_copy_difference(bpy, obj, arm, mesh, poses) -> float:
     """Largest distance between Blender's deformation of a posed copy of ``arm`` (driving a copy of
     ``obj``) and recompute_blender at each sweep pose, in the mesh's object space."""
-    from skin_audit.core.blender_deform import recompute_blender
-    from skin_audit.core.pose_sweep import pose_channel
+    from skin_audit.core.audit.armature_modifier import recompute_blender
+    from skin_audit.core.audit.pose_sweep import pose_channel
 
     arm_copy = arm.copy()
     mesh_copy = obj.copy()
@@ -317,8 +317,8 @@ def posed_copy_difference(bpy, obj, arm, mesh, poses) -> float:
 def test_sweep_follows_a_bone_that_does_not_inherit_rotation(bpy):
     """Chain A -> B with B's Inherit Rotation off: bending A by 180 leaves B's orientation at rest, so the
     vertices blending A and B collapse (|1 - 2w|) and the sweep must say so and match Blender."""
-    from skin_audit.blender.rig_builder import chain_rig
-    from skin_audit.core.pose_sweep import sweep_poses
+    from skin_audit.core.audit.pose_sweep import sweep_poses
+    from tests.factories.blender_rigs import chain_rig
 
     obj, arm = chain_rig("NoInherit", ("A", "B"), rings=9, segments=8)
     arm.data.bones["B"].use_inherit_rotation = False
@@ -341,7 +341,7 @@ def mirrored_rig(bpy, roll_error: float = 0.0, extra_bone: str | None = None, tu
     ``roll_error`` is added to Arm.R's roll afterwards (the rolled-bone defect); ``turn_right``
     turns the right cylinder's rings by that fraction of a segment (an asymmetric mesh).
     """
-    from skin_audit.blender.rig_builder import BoneSpec, add_weights, build_armature
+    from tests.factories.blender_rigs import BoneSpec, add_weights, build_armature
 
     bones = [BoneSpec("Spine", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
              BoneSpec("Arm.L", (0.2, 0.0, 1.0), (1.0, 0.0, 1.0), "Spine", roll=0.7),
@@ -430,7 +430,7 @@ def test_unpaired_side_bone(bpy):
 
 
 def test_one_changed_weight_is_a_weight_asymmetry(bpy):
-    from skin_audit.blender.rig_builder import add_weights
+    from tests.factories.blender_rigs import add_weights
 
     obj, _, n = mirrored_rig(bpy)
     verts = own_positions(obj.data)
@@ -451,7 +451,7 @@ def test_one_changed_weight_is_a_weight_asymmetry(bpy):
 
 def test_asymmetric_mesh_is_reported_not_flooded(bpy):
     """The right arm's rings turned by half a segment: no vertex has a mirror partner."""
-    from skin_audit.blender.rig_builder import add_weights
+    from tests.factories.blender_rigs import add_weights
 
     obj, _, _ = mirrored_rig(bpy, turn_right=0.5)
     add_weights(obj, {"Arm.L": ([43], 0.6), "Spine": ([43], 0.4)})
@@ -470,7 +470,7 @@ SEGMENTS = 8
 
 def chain(bpy, extra_vertices=(), extra_faces=(), extra_weights=None):
     """A cylinder (17 rings, z = 0 .. 8) on a four-bone chain with clean chain weights."""
-    from skin_audit.blender.rig_builder import add_weights, build_rig, chain_bones, chain_weights, cylinder
+    from tests.factories.blender_rigs import add_weights, build_rig, chain_bones, chain_weights, cylinder
 
     verts, faces = cylinder(rings=17, segments=SEGMENTS, radius=0.5, height=8.0)
     weights = chain_weights(verts[:, 2], CHAIN, 8.0)
@@ -486,8 +486,8 @@ def chain(bpy, extra_vertices=(), extra_faces=(), extra_weights=None):
 
 
 def stray_groups(bpy, obj):
-    from skin_audit.core.blender_deform import to_armature
-    from skin_audit.core.stray_weights import find_stray_weights
+    from skin_audit.core.audit.armature_modifier import to_armature
+    from skin_audit.core.audit.stray_weights import find_stray_weights
 
     mesh = extracted(bpy, obj)
     found = find_stray_weights(to_armature(mesh), mesh.weights, mesh.deform_groups(), mesh.bones.heads,
@@ -501,7 +501,7 @@ def test_clean_chain_has_no_stray_weights(bpy):
 
 
 def test_far_vertex_and_island_are_stray_weights(bpy):
-    from skin_audit.blender.rig_builder import add_weights
+    from tests.factories.blender_rigs import add_weights
 
     # Vertex 0 (z = 0, at the bottom) also weighted to D (z 6 .. 8): far from D's other vertices.
     # Vertices 7 * 8 and 7 * 8 + 1 (z = 3.5) weighted to A, whose region ends below z = 3: an island
@@ -538,7 +538,7 @@ def test_loose_piece_weighted_to_a_bone_is_not_an_island(bpy):
 def test_region_across_a_split_seam_is_not_an_island(bpy):
     """The chain cylinder cut open along one side (seam vertices duplicated, as a glTF import leaves
     them) and a 'Sleeve' bone weighting only the side across the seam: one region on the surface."""
-    from skin_audit.blender.rig_builder import BoneSpec, build_rig, chain_bones, chain_weights
+    from tests.factories.blender_rigs import BoneSpec, build_rig, chain_bones, chain_weights
 
     rings, seg = 17, SEGMENTS
     angle = 2.0 * np.pi * np.arange(seg + 1) / seg  # seg + 1 columns: the last one duplicates the first
@@ -592,7 +592,7 @@ def snapshot(bpy):
 
 @pytest.mark.blender42
 def test_audit_leaves_the_users_data_as_it_was(bpy):
-    from skin_audit.blender.demo_rig import build_demo_rig
+    from skin_audit.blender.build.twist_rig import build_demo_rig
 
     rig = build_demo_rig()
     scene = bpy.context.scene

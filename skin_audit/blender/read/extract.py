@@ -1,0 +1,243 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Extract a skinned mesh (one Armature modifier) into core.rig_data arrays.
+
+Reads evaluated data only; anything that needs a different pose or a trimmed
+modifier stack is evaluated on sandbox copies, never on the user's objects.
+"""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from ...core.audit.skinned_mesh import ArmatureModifierSettings, Bones, SkinnedMesh
+from ..sandbox import sandbox
+from .arrays import matrix, mesh_positions
+from .weights import group_weights
+
+
+def _matrices(collection, prop: str) -> np.ndarray:
+    n = len(collection)
+    flat = np.empty(n * 16, dtype=np.float32)
+    collection.foreach_get(prop, flat)
+    # foreach_get flattens matrices column by column: transpose to rows.
+    return flat.reshape(n, 4, 4).transpose(0, 2, 1).astype(np.float64)
+
+
+def _channels(arm_eval: bpy.types.Object, names: tuple[str, ...]) -> np.ndarray:
+    """(J, 4, 4) matrix_channel of the evaluated pose, in ``names`` order."""
+    pose_bones = arm_eval.pose.bones
+    raw = _matrices(pose_bones, "matrix_channel")
+    order = {pb.name: i for i, pb in enumerate(pose_bones)}
+    return raw[[order[n] for n in names]]
+
+
+_AXES = ("x", "y", "z")
+
+
+def _rotation_limits(pb: bpy.types.PoseBone) -> tuple[tuple[float, float] | None, ...]:
+    """The bone's own rotation limits per local axis: Limit Rotation (local space) and IK limits."""
+    limits: list[tuple[float, float] | None] = [None, None, None]
+    for con in pb.constraints:
+        if con.type == "LIMIT_ROTATION" and not con.mute and con.owner_space == "LOCAL":
+            for a, axis in enumerate(_AXES):
+                if getattr(con, f"use_limit_{axis}"):
+                    limits[a] = (getattr(con, f"min_{axis}"), getattr(con, f"max_{axis}"))
+    for a, axis in enumerate(_AXES):
+        if limits[a] is None and getattr(pb, f"use_ik_limit_{axis}"):
+            limits[a] = (getattr(pb, f"ik_min_{axis}"), getattr(pb, f"ik_max_{axis}"))
+    return tuple(limits)
+
+
+def _flags(bones, prop: str) -> np.ndarray:
+    out = np.zeros(len(bones), dtype=bool)
+    bones.foreach_get(prop, out)
+    return out
+
+
+def read_bones(arm_eval: bpy.types.Object) -> Bones:
+    bones = arm_eval.data.bones
+    names = tuple(b.name for b in bones)
+    index = {n: i for i, n in enumerate(names)}
+    n = len(bones)
+    deform = np.zeros(n, dtype=bool)
+    bones.foreach_get("use_deform", deform)
+    segments = np.zeros(n, dtype=np.int32)
+    bones.foreach_get("bbone_segments", segments)
+    multiply = np.zeros(n, dtype=bool)
+    bones.foreach_get("use_envelope_multiply", multiply)
+    heads = np.zeros(n * 3, dtype=np.float32)
+    tails = np.zeros(n * 3, dtype=np.float32)
+    bones.foreach_get("head_local", heads)
+    bones.foreach_get("tail_local", tails)
+    return Bones(
+        names=names,
+        parents=tuple(index[b.parent.name] if b.parent else -1 for b in bones),
+        use_deform=deform,
+        rest=_matrices(bones, "matrix_local"),
+        channel=_channels(arm_eval, names),
+        bbone_segments=segments.astype(np.int_),
+        use_envelope_multiply=multiply,
+        heads=heads.reshape(-1, 3).astype(np.float64),
+        tails=tails.reshape(-1, 3).astype(np.float64),
+        limits=tuple(_rotation_limits(arm_eval.pose.bones[n]) for n in names),
+        inherit_rotation=_flags(bones, "use_inherit_rotation"),
+    )
+
+
+def _settings(mod: bpy.types.ArmatureModifier) -> ArmatureModifierSettings:
+    return ArmatureModifierSettings(
+        name=mod.name,
+        use_vertex_groups=mod.use_vertex_groups,
+        use_bone_envelopes=mod.use_bone_envelopes,
+        preserve_volume=mod.use_deform_preserve_volume,
+        use_multi_modifier=mod.use_multi_modifier,
+        mask_group=mod.vertex_group,
+        invert_mask=mod.invert_vertex_group,
+    )
+
+
+def clear_pose(arm: bpy.types.Object) -> None:
+    """Clear every pose channel of a (sandbox) armature; constraints and drivers stay."""
+    if arm.animation_data is not None:
+        arm.animation_data.action = None
+        arm.animation_data.use_nla = False  # pushed-down actions would pose it too
+    set_rest_channels(arm)
+
+
+def set_rest_channels(arm: bpy.types.Object) -> None:
+    """Every pose channel of a (sandbox) armature to its rest value."""
+    for pb in arm.pose.bones:
+        pb.location = (0.0, 0.0, 0.0)
+        pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+        pb.rotation_euler = (0.0, 0.0, 0.0)
+        pb.rotation_axis_angle = (0.0, 0.0, 1.0, 0.0)
+        pb.scale = (1.0, 1.0, 1.0)
+
+
+def trim_after(obj: bpy.types.Object, keep_through: int, armature: bpy.types.Object | None) -> None:
+    """Drop modifiers after index ``keep_through`` from a sandbox copy; retarget armatures."""
+    for mod in list(obj.modifiers)[keep_through + 1:]:
+        obj.modifiers.remove(mod)
+    if armature is not None:
+        for mod in obj.modifiers:
+            if mod.type == "ARMATURE":
+                mod.object = armature
+
+
+def extract(
+    obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, depsgraph: bpy.types.Depsgraph,
+    measure_drift: bool = True,
+) -> SkinnedMesh:
+    """Everything the audit needs about ``obj`` deformed by ``mod``."""
+    arm = mod.object
+    mods = list(obj.modifiers)
+    others = {m.object for m in mods if m.type == "ARMATURE" and m is not mod and m.object is not None
+              and m.object.type == "ARMATURE" and m.object != arm}
+    position = mods.index(mod)
+    before = tuple(m.name for m in mods[:position] if m.show_viewport)
+    after = [m for m in mods[position + 1:] if m.show_viewport]
+    obj_eval = obj.evaluated_get(depsgraph)
+    arm_eval = arm.evaluated_get(depsgraph)
+    mesh = obj.data
+    keys = mesh.shape_keys
+    active_keys = tuple(
+        kb.name for kb in (keys.key_blocks[1:] if keys is not None else []) if abs(kb.value) > 0.0 and not kb.mute
+    )
+    if keys is not None and obj.show_only_shape_key and obj.active_shape_key_index > 0:
+        # A pinned shape key shows at full strength whatever its value.
+        pinned = keys.key_blocks[obj.active_shape_key_index].name
+        active_keys = tuple(dict.fromkeys((*active_keys, pinned)))
+    unsupported: list[str] = []
+    base = mesh_positions(mesh)
+    rest = base
+    blender_out = None
+    at_rest = None
+    cleared = None
+    # A rig the view layer does not evaluate (hidden, excluded collection) is
+    # evaluated on visible sandbox copies instead.
+    hidden = not (obj_eval.is_evaluated and arm_eval.is_evaluated)
+    with sandbox() as box:
+        if hidden:
+            arm_shown = box.copy_object(arm)
+            shown = box.copy_object(obj)
+            trim_after(shown, position, arm_shown)
+        if before or active_keys:
+            # The modifier's input: the stack evaluated up to (not including) it.
+            copy = box.copy_object(obj)
+            trim_after(copy, position - 1, None)
+        if after and not hidden:
+            out_copy = box.copy_object(obj)
+            trim_after(out_copy, position, None)
+        if measure_drift:
+            arm_rest = box.copy_object(arm, copy_data=True)
+            arm_rest.data.pose_position = "REST"
+            rest_copy = box.copy_object(obj)
+            trim_after(rest_copy, position, arm_rest)
+            arm_cleared = box.copy_object(arm)
+            clear_pose(arm_cleared)
+        if box.has_copies:
+            dg = box.depsgraph()
+            if before or active_keys:
+                rest = mesh_positions(copy.evaluated_get(dg).data)
+            if hidden:
+                blender_out = mesh_positions(shown.evaluated_get(dg).data)
+                bones = read_bones(arm_shown.evaluated_get(dg))
+            elif after:
+                blender_out = mesh_positions(out_copy.evaluated_get(dg).data)
+            if measure_drift:
+                at_rest = mesh_positions(rest_copy.evaluated_get(dg).data)
+                names = tuple(b.name for b in arm.data.bones)
+                cleared = _channels(arm_cleared.evaluated_get(dg), names)
+    if blender_out is None:
+        blender_out = mesh_positions(obj_eval.data)
+    if len(rest) != len(base) or len(blender_out) != len(base):
+        unsupported.append(
+            f"modifiers around '{mod.name}' change the vertex count ({len(base)} -> {len(blender_out)}); "
+            "the recomputation needs the Armature modifier's own input"
+        )
+        rest = base
+        blender_out = None
+    if mod.use_multi_modifier:
+        unsupported.append(f"'{mod.name}' uses Multi Modifier; blending with the previous modifier is not "
+                           "reproduced")
+    if not hidden:
+        bones = read_bones(arm_eval)
+    bbones = [bones.names[j] for j in np.flatnonzero((bones.bbone_segments > 1) & bones.use_deform)]
+    if bbones:
+        unsupported.append(f"B-Bone segments on {len(bbones)} deform bones ({', '.join(bbones[:5])}): "
+                           "their vertices are not compared")
+    if mod.use_bone_envelopes:
+        unsupported.append(f"'{mod.name}' uses Bone Envelopes: vertices without deform weights are not compared")
+    if bones.use_envelope_multiply[bones.use_deform].any():
+        unsupported.append("bones with Multiply Vertex Group by Envelope: their vertices are not compared")
+    premat = np.linalg.inv(matrix(arm_eval.matrix_world)) @ matrix(obj_eval.matrix_world)
+    edges = np.empty(len(mesh.edges) * 2, dtype=np.int32)
+    if ".edge_verts" in mesh.attributes:  # ~50x faster than edges' "vertices"
+        mesh.attributes[".edge_verts"].data.foreach_get("value", edges)
+    else:
+        mesh.edges.foreach_get("vertices", edges)
+    return SkinnedMesh(
+        object=obj.name,
+        armature_object=arm.name,
+        rest=rest,
+        group_names=tuple(g.name for g in obj.vertex_groups),
+        weights=group_weights(obj),
+        mesh_to_armature=premat,
+        bones=bones,
+        modifier=_settings(mod),
+        blender=blender_out,
+        edges=edges.reshape(-1, 2).astype(np.intp),
+        modelled=base,
+        blender_at_rest=at_rest,
+        cleared_channel=cleared,
+        armature_scale=np.linalg.norm(matrix(arm_eval.matrix_world)[:3, :3], axis=0),
+        armature_object_scale=np.array(arm.scale, dtype=np.float64),
+        armature_mirrored=bool(np.linalg.det(matrix(arm_eval.matrix_world)[:3, :3]) < 0),
+        other_bones=frozenset(b.name for a in others for b in a.data.bones),
+        other_deform_bones=frozenset(b.name for a in others for b in a.data.bones if b.use_deform),
+        parent=obj.parent.name if obj.parent else "",
+        shape_keys_active=active_keys,
+        modifiers_before=before,
+        unsupported=tuple(unsupported),
+    )

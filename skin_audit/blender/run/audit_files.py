@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Audit files: .blend opened with scripts and Python drivers disabled,
+glTF and FBX imported into an empty scene.  Nothing is ever saved."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import bpy
+
+from ...core.audit.options import AuditOptions
+from ...core.audit.report import FileAudit
+from ...core.errors import InputError, SkinAuditError
+from ..session import reset_to_empty_scene
+from .audit_scene import audit_meshes, skinned_meshes
+
+SUFFIXES = (".blend", ".glb", ".gltf", ".fbx")
+
+
+def expand_paths(paths: Iterable[str]) -> list[tuple[Path, str]]:
+    """Files to audit: each path, or every supported file under a folder (sorted).
+
+    Returns (path, problem) pairs; ``problem`` is empty for a file to audit.
+    """
+    out: list[tuple[Path, str]] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in SUFFIXES)
+            if not found:
+                out.append((p, f"folder has no {', '.join(SUFFIXES)} file"))
+            out += [(f, "") for f in found]
+        elif not p.exists():
+            out.append((p, "no such file or folder"))
+        elif p.suffix.lower() not in SUFFIXES:
+            out.append((p, f"unsupported file type '{p.suffix}'; expected one of {', '.join(SUFFIXES)}"))
+        else:
+            out.append((p, ""))
+    return out
+
+
+@contextmanager
+def importer_output_to_stderr() -> Iterator[None]:
+    """Send what importers print (C and Python alike) to stderr, keeping stdout for the summary."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def load(path: Path) -> None:
+    """Replace the session's data with ``path`` (scripts and Python drivers never run)."""
+    suffix = path.suffix.lower()
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{path}: not readable")
+    try:
+        with importer_output_to_stderr():
+            if suffix == ".blend":
+                bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False, use_scripts=False)
+            elif suffix in (".glb", ".gltf"):
+                reset_to_empty_scene()
+                bpy.ops.import_scene.gltf(filepath=str(path))
+            else:
+                reset_to_empty_scene()
+                bpy.ops.import_scene.fbx(filepath=str(path))
+    except RuntimeError as exc:
+        raise InputError(f"{path}: cannot be read ({str(exc).strip()})") from exc
+
+def leave_edit_modes() -> None:
+    """Bring objects a file was saved in Edit Mode back to Object Mode (the file is never saved).
+
+    A mesh in Edit Mode evaluates from its edit data and an armature in Edit
+    Mode deforms nothing; Object Mode shows what the file holds.
+    """
+    view_layer = bpy.context.view_layer
+    for obj in [o for o in view_layer.objects if o.mode != "OBJECT"]:
+        view_layer.objects.active = obj
+        bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def audit_file(path: Path, options: AuditOptions, object_name: str | None = None) -> FileAudit:
+    """Load one file and audit every skinned mesh in it (or just ``object_name``)."""
+    try:
+        load(path)
+        leave_edit_modes()
+        objects = list(bpy.context.scene.objects)
+        if object_name is not None:
+            chosen = [o for o in objects if o.name == object_name]
+            if not chosen:
+                raise InputError(f"{path}: no object named '{object_name}'")
+            meshes = skinned_meshes(chosen)
+            if not meshes:
+                raise InputError(f"{path}: '{object_name}' is not a mesh deformed by an Armature modifier")
+        else:
+            meshes = skinned_meshes(objects)
+            if not meshes:
+                raise InputError(f"{path}: not a rig: no mesh is deformed by an Armature modifier")
+        return FileAudit(str(path), "ok", meshes=audit_meshes(bpy.context, meshes, options))
+    except SkinAuditError as exc:
+        return FileAudit(str(path), "error", message=str(exc))
+
+
+def audit_paths(
+    paths: Iterable[str], options: AuditOptions, object_name: str | None = None,
+    progress: Callable[[FileAudit], None] | None = None,
+) -> tuple[FileAudit, ...]:
+    """Audit every file; a bad file is reported and the run goes on."""
+    results = []
+    for path, problem in expand_paths(paths):
+        result = FileAudit(str(path), "error", message=f"{path}: {problem}") if problem else \
+            audit_file(path, options, object_name)
+        results.append(result)
+        if progress is not None:
+            progress(result)
+    return tuple(results)

@@ -1,0 +1,291 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Blender's Armature modifier recomputed in numpy, and the strict
+"engine" deformation beside it.
+
+Blender (armature_deform.cc, 4.2 - 5.0), per vertex in armature space:
+``co' = co + a * sum_j w_j (M_j co - co) / sum_j w_j`` over groups naming a
+bone with Deform on, exact-zero weights skipped; nothing moves when the sum
+is <= 1e-4; ``a`` is the modifier's mask weight.  Preserve Volume blends dual
+quaternions with each bone's scale folded in at the vertex and the sign taken
+against the running sum.
+
+Engines (glTF, FBX runtimes) neither renormalise nor leave unweighted vertices
+in place and keep a fixed number of influences:
+``co' = sum_{j in top N} w_j M_j co``.
+
+Work is done group by group over each group's non-zero vertices, so the cost
+follows the number of weights, not vertices x bones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import tolerances
+from ..maths.quaternions import (
+    matrix_to_quaternion,
+    quaternion_multiply,
+    quaternion_to_matrix,
+    scaled_rotation_matrix,
+)
+from .skinned_mesh import SkinnedMesh
+
+F64 = NDArray[np.float64]
+
+
+def apply_affine(m: F64, points: F64) -> F64:
+    """(N, 3) points mapped by one (4, 4) matrix (returned as they are for the identity)."""
+    if np.array_equal(m, np.eye(4)):
+        return points
+    out: F64 = points @ m[:3, :3].T + m[:3, 3]
+    return out
+
+
+def mask_factor(mesh: SkinnedMesh) -> F64:
+    """(V,) the modifier's vertex-group mask ``a`` (1 where there is no mask)."""
+    if not mesh.modifier.mask_group or mesh.modifier.mask_group not in mesh.group_names:
+        return np.ones(mesh.vertex_count)
+    m: F64 = mesh.weights[mesh.group_names.index(mesh.modifier.mask_group)].astype(np.float64)
+    return 1.0 - m if mesh.modifier.invert_mask else m
+
+
+def _orthogonalize_keep_y(m: F64) -> F64:
+    """Blender's orthogonalize_m4(m, axis=1): keep the Y column's direction, keep column lengths."""
+    lengths = np.linalg.norm(m[:3, :3], axis=0)
+    c0, c1 = m[:3, 0], m[:3, 1] / np.linalg.norm(m[:3, 1])
+    c2 = np.cross(c0, c1)
+    c2 /= np.linalg.norm(c2)
+    c0 = np.cross(c1, c2)
+    out = m.copy()
+    out[:3, 0], out[:3, 1], out[:3, 2] = c0 * lengths[0], c1 * lengths[1], c2 * lengths[2]
+    return out
+
+
+def _rotation_of(m: F64) -> F64:
+    """Unit quaternion of a 3x3 with normalised columns (reflections negated as Blender does)."""
+    r = m[:3, :3] / np.linalg.norm(m[:3, :3], axis=0)
+    if np.linalg.det(r) < 0:
+        r = -r
+    return matrix_to_quaternion(r)
+
+
+@dataclass(frozen=True)
+class BoneDualQuaternion:
+    real: F64  # (4,)
+    trans: F64  # (4,) 0.5 (0, t) q
+    scale: F64 | None  # (4, 4) scale/shear part folded in at the vertex, or None
+
+
+def blender_dual_quaternion(rest: F64, channel: F64) -> BoneDualQuaternion:
+    """Blender's mat4_to_dquat(basemat = rest, mat = channel), scale split off when present."""
+    base_rs = channel @ rest
+    dscale = np.linalg.norm(base_rs[:3, :3], axis=0) - 1.0
+    r3 = channel[:3, :3]
+    gram = r3.T @ r3
+    orthonormal = bool(np.abs(gram - np.eye(3)).max() <= 1e-5)
+    scale = None
+    rigid = channel
+    if not orthonormal or np.linalg.det(r3) < 0 or float(dscale @ dscale) > 1e-8:
+        tmp = _orthogonalize_keep_y(base_rs)
+        q = _rotation_of(tmp)
+        base_r = np.eye(4)
+        base_r[:3, :3] = quaternion_to_matrix(q)
+        base_r[:3, 3] = base_rs[:3, 3]
+        rigid = base_r @ np.linalg.inv(rest)
+        scale = rest @ (np.linalg.inv(base_r) @ base_rs) @ np.linalg.inv(rest)
+    q = _rotation_of(rigid)
+    t = np.concatenate([[0.0], rigid[:3, 3]])
+    return BoneDualQuaternion(q, 0.5 * quaternion_multiply(t, q), scale)
+
+
+@dataclass(frozen=True)
+class DualAccumulation:
+    real: F64  # (V, 4)
+    trans: F64  # (V, 4)
+    contrib: F64  # (V,)
+    #: Vertices whose result may depend on Blender's storage order of weights
+    #: (three or more influences with a sign flip against the running sum).
+    order_sensitive: NDArray[np.bool_]
+
+
+def accumulate_dual(co: F64, columns: list[tuple[int, NDArray[np.intp], F64]], mesh: SkinnedMesh) -> DualAccumulation:
+    """Blender's add_weighted_dq_dq_pivot over the columns, in group order."""
+    v = len(co)
+    real = np.zeros((v, 4))
+    trans = np.zeros((v, 4))
+    contrib = np.zeros(v)
+    count = np.zeros(v, dtype=np.intp)
+    flipped = np.zeros(v, dtype=bool)
+    cache: dict[int, BoneDualQuaternion] = {}
+    for bone, idx, w in columns:
+        dq = cache.get(bone) or cache.setdefault(
+            bone, blender_dual_quaternion(mesh.bones.rest[bone], mesh.bones.channel[bone]))
+        q = np.broadcast_to(dq.real, (len(idx), 4))
+        t = np.broadcast_to(dq.trans, (len(idx), 4)).copy()
+        if dq.scale is not None:
+            # Fold this bone's scale/shear in at the vertex: t += 0.5 q (0, S co - co).
+            d = apply_affine(dq.scale, co[idx]) - co[idx]
+            t += 0.5 * quaternion_multiply(q, np.column_stack([np.zeros(len(idx)), d]))
+        # vc,c->v: sign of each vertex's running sum against this bone's rotation.
+        flip = np.einsum("vc,c->v", real[idx], dq.real) < 0.0
+        s = np.where(flip, -w, w)
+        real[idx] += s[:, None] * q
+        trans[idx] += s[:, None] * t
+        contrib[idx] += w
+        flipped[idx] |= flip
+        count[idx] += 1
+    return DualAccumulation(real, trans, contrib, flipped & (count >= 3))
+
+
+def finish_dual(co: F64, acc: DualAccumulation, factor: F64) -> F64:
+    """Blender's normalize_dq + mul_v3m3_dq, the 1e-4 rule and the mask blend (armature space)."""
+    moved = acc.contrib > tolerances.BLENDER_MIN_CONTRIB
+    out = co.copy()
+    if not moved.any():
+        return out
+    q = acc.real[moved]
+    t = acc.trans[moved]
+    p = co[moved]
+    w, x, y, z = q.T
+    t0, t1, t2, t3 = t.T
+    rot = scaled_rotation_matrix(q)
+    tr = 2.0 * np.column_stack([
+        -t0 * x + w * t1 - t2 * z + y * t3,
+        -t0 * y + t1 * z - x * t3 + w * t2,
+        -t0 * z + x * t2 + w * t3 - t1 * y,
+    ])
+    # vij,vj->vi: the blended (unnormalised) rotation applied to each point.
+    dq_co = (np.einsum("vij,vj->vi", rot, p) + tr) / np.sum(q * q, axis=1)[:, None]
+    a = factor[moved][:, None]
+    out[moved] = p + (dq_co - p) * a
+    return out
+
+
+@dataclass(frozen=True)
+class Recomputed:
+    """The numpy recomputation of one Armature modifier, in mesh object space."""
+
+    positions: F64  # (V, 3)
+    contrib: F64  # (V,) sum of deform weights
+    influences: NDArray[np.intp]  # (V,)
+    order_sensitive: NDArray[np.bool_]  # (V,)
+
+
+def to_armature(mesh: SkinnedMesh) -> F64:
+    """(V, 3) rest positions in armature space."""
+    return mesh.rest_armature
+
+
+def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomputed:
+    """Blender's deformation of ``mesh`` at ``channel`` (default: the current pose)."""
+    return deform_both(mesh, channel)[0]
+
+
+#: Vertices per block of the blend: small enough for a block's temporaries to stay in cache.
+BLOCK = 8192
+
+
+def blend_displacement(bones: NDArray[np.intp], weights: F64, co: F64, channel: F64) -> F64:
+    """(N, 3) ``sum_k w_k (M_k co - co)`` over each row's slots, block by block.
+
+    Blends each vertex's (3, 4) matrices ``M_k - I`` (12 numbers, K gathers) and
+    applies the blend once: no scatter-add, no matrix product (so no BLAS threads).
+    """
+    m12 = (channel[:, :3, :] - np.eye(4)[:3]).reshape(len(channel), 12)
+    out = np.empty_like(co)
+    k = bones.shape[1]
+    for lo in range(0, len(co), BLOCK):
+        hi = min(lo + BLOCK, len(co))
+        b, w = bones[lo:hi], weights[lo:hi]
+        acc = np.take(m12, b[:, 0], axis=0)
+        acc *= w[:, :1]
+        if k > 1:
+            buf = np.empty_like(acc)
+            for slot in range(1, k):
+                np.take(m12, b[:, slot], axis=0, out=buf)
+                buf *= w[:, slot:slot + 1]
+                acc += buf
+        c = co[lo:hi]
+        o = out[lo:hi]
+        o[:] = acc[:, 3::4]
+        o += acc[:, 0::4] * c[:, 0:1]
+        o += acc[:, 1::4] * c[:, 1:2]
+        o += acc[:, 2::4] * c[:, 2:3]
+    return out
+
+
+def deform_both(mesh: SkinnedMesh, channel: F64 | None = None, max_influences: int | None = None
+                ) -> tuple[Recomputed, F64 | None]:
+    """Blender's deformation and, with ``max_influences``, the strict engine's, from one pass.
+
+    Linear blending runs in the mesh's object space with the conjugated
+    matrices ``P^-1 M_j P`` (exact: the blend is affine in the matrices), so no
+    point goes to armature space and back.  The engine keeps each vertex's
+    ``max_influences`` largest weights without renormalising:
+    ``P^-1 sum_k w_k M_k P co = sum_k w_k (M'_k co - co) + s co + (1 - s) tau``
+    with ``s`` the kept weights' sum and ``tau`` the armature origin in mesh space
+    (where unweighted vertices go: a zero matrix sum).
+    """
+    channel = mesh.bones.channel if channel is None else channel
+    flat = mesh.flat_columns
+    table = mesh.influence_table
+    co = mesh.rest
+    v = mesh.vertex_count
+    factor = mask_factor(mesh)
+    premat = mesh.mesh_to_armature
+    back = np.linalg.inv(premat)
+    conj = back @ channel @ premat
+    disp = blend_displacement(table.bones, table.weights, co, conj)
+    s = flat.contrib
+    sensitive = np.zeros(v, dtype=bool)
+    if not mesh.modifier.use_vertex_groups:
+        # Blender ignores the groups: only envelopes (not reproduced) could move the mesh.
+        out = co.copy()
+    elif mesh.modifier.preserve_volume:
+        arm_co = mesh.rest_armature
+        dual = accumulate_dual(arm_co, mesh.deform_columns, _with_channel(mesh, channel))
+        out = apply_affine(back, finish_dual(arm_co, dual, factor))
+        sensitive = dual.order_sensitive
+    else:
+        moved = s > tolerances.BLENDER_MIN_CONTRIB
+        out = co + disp * np.where(moved, factor / np.where(moved, s, 1.0), 0.0)[:, None]
+    rec = Recomputed(out, s, flat.count, sensitive)
+    if max_influences is None:
+        return rec, None
+    tau: F64 = back[:3, 3]
+    engine: F64 = disp + s[:, None] * co
+    engine += (1.0 - s)[:, None] * tau
+    over = np.flatnonzero(flat.count > max_influences)
+    if over.size:
+        keep = _top_n_slots(table.weights[over], flat.count[over], len(mesh.deform_columns), max_influences)
+        w_kept = table.weights[over] * keep
+        s_kept = w_kept.sum(axis=1)
+        c = co[over]
+        engine[over] = (blend_displacement(table.bones[over], w_kept, c, conj) + s_kept[:, None] * c
+                        + (1.0 - s_kept)[:, None] * tau)
+    return rec, engine
+
+
+def _top_n_slots(weights: F64, count: NDArray[np.intp], columns: int, n: int) -> NDArray[np.bool_]:
+    """(N, K) the slots that survive keeping each row's ``n`` largest weights.
+
+    Ties keep group order, and a negative weight ranks below the zero of every
+    column the vertex is not in (as if every column were ranked).
+    """
+    used = np.arange(weights.shape[1]) < count[:, None]
+    w = np.where(used, weights, -np.inf)
+    order = np.argsort(-w, axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(w.shape[1]), w.shape).copy(), axis=1)
+    rank += np.where(w < 0, (columns - count)[:, None], 0)
+    keep: NDArray[np.bool_] = used & (rank < n)
+    return keep
+
+
+def _with_channel(mesh: SkinnedMesh, channel: F64) -> SkinnedMesh:
+    if channel is mesh.bones.channel:
+        return mesh
+    return replace(mesh, bones=replace(mesh.bones, channel=channel))

@@ -1,0 +1,308 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Judge one skinned mesh: weights, structure, the independent recomputation
+against Blender, bind-pose drift and engine divergence.  numpy only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import tolerances
+from ..findings import Finding, Severity
+from .armature_modifier import Recomputed, deform_both, recompute_blender
+from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
+from .report import MeshAudit
+from .shape_checks import SpotChecker, shape_checks
+from .skinned_mesh import SkinnedMesh
+from .stress_poses import standard_poses
+
+F64 = NDArray[np.float64]
+
+#: Every code the rules of this module can report (the shape checks have their own: audit_shape.SHAPE_CODES).
+RULE_CODES = frozenset({
+    "unweighted-vertices", "weights-not-normalized", "too-many-influences", "group-without-bone",
+    "weights-on-non-deform-bone", "deform-bone-without-weights", "bind-pose-drift", "skinning-mismatch",
+    "engine-divergence", "multiple-root-bones", "no-deform-bones", "non-uniform-armature-scale",
+    "negative-armature-scale", "preserve-volume-on", "bbones-on-deform-bones",
+    "mesh-not-parented-to-armature", "not-reproduced", "dqs-order-sensitive", "non-finite-weights",
+    "negative-weights", "non-finite-positions", "non-finite-bone-matrices",
+})
+
+#: How many offenders a message names.
+WORST_SHOWN = 3
+
+
+def _vertices(mask: NDArray[np.bool_]) -> tuple[int, ...]:
+    return tuple(np.flatnonzero(mask).tolist())
+
+
+def _worst(values: F64, mask: NDArray[np.bool_]) -> str:
+    idx = np.flatnonzero(mask)
+    top = idx[np.argsort(-values[idx], kind="stable")[:WORST_SHOWN]]
+    return ", ".join(f"vertex {int(i)} ({values[i]:.3g})" for i in top)
+
+
+def _finding(code: str, severity: Severity, message: str, mask: NDArray[np.bool_] | None = None,
+             bones: Sequence[str] = (), groups: Sequence[str] = (), **details: object) -> Finding:
+    verts = _vertices(mask) if mask is not None else ()
+    count = len(verts) if mask is not None else max(len(bones), len(groups))
+    return Finding(code, severity, message, count, verts, tuple(bones), tuple(groups), details)
+
+
+def _weight_tolerance(options: AuditOptions, influences: NDArray[np.intp]) -> F64 | float:
+    if options.weight_tolerance == "gltf":
+        return GLTF_TOLERANCE_PER_WEIGHT * np.maximum(influences, 1)
+    return float(options.weight_tolerance)
+
+
+def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
+                    influences: NDArray[np.intp]) -> list[Finding]:
+    """The weight and group rules of the report contract."""
+    out: list[Finding] = []
+    w = mesh.weights
+    if not np.isfinite(w).all():
+        bad = ~np.isfinite(w).all(axis=0)
+        out.append(_finding("non-finite-weights", "ERROR",
+                            f"{int(bad.sum())} vertices have NaN or infinite weights", bad))
+    negative = (w < 0).any(axis=0)
+    if negative.any():
+        out.append(_finding("negative-weights", "ERROR",
+                            f"{int(negative.sum())} vertices have negative weights", negative))
+    # Weights of groups that another Armature modifier of this mesh deforms with.
+    other = [g for g, n in enumerate(mesh.group_names)
+             if n in mesh.other_deform_bones and mesh.deform_groups()[g] < 0]
+    other_sum = w[other].astype(np.float64).sum(axis=0) if other else np.zeros(mesh.vertex_count)
+    total = deform_sum + other_sum
+    unweighted = total <= tolerances.BLENDER_MIN_CONTRIB
+    if unweighted.any():
+        out.append(_finding(
+            "unweighted-vertices", "ERROR",
+            f"{int(unweighted.sum())} vertices have no deform weight (sum <= 1e-4): Blender leaves them "
+            "behind when the rig moves, engines collapse them to the origin", unweighted))
+    tol = _weight_tolerance(options, influences)
+    # Judged once, by the modifier that holds some of the vertex's weights.
+    off = ~unweighted & (deform_sum > tolerances.BLENDER_MIN_CONTRIB) & (np.abs(total - 1.0) > tol)
+    if off.any():
+        err = np.abs(total - 1.0)
+        out.append(_finding(
+            "weights-not-normalized", "WARNING",
+            f"{int(off.sum())} vertices have deform weights not summing to 1 (worst: {_worst(err, off)}); "
+            "Blender renormalises silently, engines do not. Normalize All in Weight Paint fixes it",
+            off, max_error=float(err[off].max())))
+    over = influences > options.max_influences
+    if over.any():
+        out.append(_finding(
+            "too-many-influences", "WARNING",
+            f"{int(over.sum())} vertices have more than {options.max_influences} deform weights "
+            f"(up to {int(influences.max())}); engines drop the smallest. Limit Total fixes it",
+            over, max_influences=int(influences.max())))
+    bones = mesh.group_bones()
+    used = (w > 0).any(axis=1)
+    for g, name in enumerate(mesh.group_names):
+        if not used[g] or name == mesh.modifier.mask_group:
+            continue
+        if bones[g] < 0 and name in mesh.other_bones:
+            continue  # another Armature modifier of this mesh uses it
+        if bones[g] < 0:
+            out.append(_finding("group-without-bone", "WARNING",
+                                f"vertex group '{name}' has weights but names no bone of "
+                                f"'{mesh.armature_object}': Blender ignores it (renamed bone?)",
+                                w[g] > 0, groups=(name,)))
+        elif not mesh.bones.use_deform[bones[g]] and name not in mesh.other_deform_bones:
+            out.append(_finding("weights-on-non-deform-bone", "WARNING",
+                                f"vertex group '{name}' has weights but bone '{name}' has Deform off: "
+                                "Blender ignores them", w[g] > 0, bones=(name,), groups=(name,)))
+    weighted_bones = {int(b) for g, b in enumerate(bones) if b >= 0 and used[g]}
+    idle = [n for j, n in enumerate(mesh.bones.names) if mesh.bones.use_deform[j] and j not in weighted_bones]
+    if idle:
+        out.append(_finding("deform-bone-without-weights", "INFO",
+                            f"{len(idle)} deform bones move no vertex of '{mesh.object}': "
+                            f"{', '.join(idle[:5])}{' ...' if len(idle) > 5 else ''}", bones=idle))
+    return out
+
+
+def rig_findings(mesh: SkinnedMesh) -> list[Finding]:
+    """What a rigger would also want flagged about the armature and the modifier."""
+    out: list[Finding] = []
+    b = mesh.bones
+    roots = [b.names[j] for j, p in enumerate(b.parents) if p < 0]
+    if len(roots) > 1:
+        out.append(_finding("multiple-root-bones", "WARNING",
+                            f"'{mesh.armature_object}' has {len(roots)} root bones ({', '.join(roots[:5])}); "
+                            "engines expect one skeleton root", bones=roots))
+    if not b.use_deform.any():
+        out.append(_finding("no-deform-bones", "ERROR",
+                            f"'{mesh.armature_object}' has no bone with Deform on: nothing can move the mesh"))
+    scale = mesh.armature_scale
+    if mesh.armature_mirrored:
+        user_scale = mesh.armature_object_scale.round(4).tolist()
+        out.append(_finding("negative-armature-scale", "ERROR",
+                            f"'{mesh.armature_object}' is mirrored (scale {user_scale}, negative determinant): "
+                            "mirrored skinning flips normals and breaks exports"))
+    elif np.ptp(scale) > 1e-4 * np.abs(scale).max():
+        out.append(_finding("non-uniform-armature-scale", "WARNING",
+                            f"'{mesh.armature_object}' has non-uniform scale {scale.round(4).tolist()}: "
+                            "apply it (Ctrl+A) before export"))
+    if mesh.modifier.preserve_volume:
+        out.append(_finding("preserve-volume-on", "INFO",
+                            f"'{mesh.modifier.name}' uses Preserve Volume (dual quaternions); glTF and FBX "
+                            "engines skin with LBS, so exports deform differently"))
+    bbones = [b.names[j] for j in np.flatnonzero((b.bbone_segments > 1) & b.use_deform)]
+    if bbones:
+        out.append(_finding("bbones-on-deform-bones", "INFO",
+                            f"{len(bbones)} deform bones use B-Bone segments; exporters bake them to "
+                            "plain bones", bones=bbones))
+    if mesh.parent != mesh.armature_object:
+        out.append(_finding("mesh-not-parented-to-armature", "WARNING",
+                            f"'{mesh.object}' is parented to '{mesh.parent or 'nothing'}', not to "
+                            f"'{mesh.armature_object}'; exporters expect the skinned mesh under its armature"))
+    if not np.isfinite(mesh.rest).all():
+        bad = ~np.isfinite(mesh.rest).all(axis=1)
+        out.append(_finding("non-finite-positions", "ERROR",
+                            f"{int(bad.sum())} vertices have NaN or infinite positions", bad))
+    if not np.isfinite(mesh.bones.channel).all() or not np.isfinite(mesh.bones.rest).all():
+        out.append(_finding("non-finite-bone-matrices", "ERROR", "bone matrices contain NaN or infinity"))
+    for reason in mesh.unsupported:
+        out.append(_finding("not-reproduced", "INFO", f"not recomputed: {reason}"))
+    return out
+
+
+def _unsupported_vertices(mesh: SkinnedMesh, rec: Recomputed) -> NDArray[np.bool_]:
+    """Vertices whose deformation uses a feature the recomputation leaves out."""
+    skip = rec.order_sensitive.copy()
+    bones = mesh.deform_groups()
+    special = (mesh.bones.bbone_segments > 1) | mesh.bones.use_envelope_multiply
+    for g, b in enumerate(bones):
+        if b >= 0 and special[b]:
+            skip |= mesh.weights[g] > 0
+    if mesh.modifier.use_bone_envelopes:
+        skip |= rec.contrib <= 0.0 if mesh.modifier.use_vertex_groups else True
+    if mesh.modifier.use_multi_modifier:
+        skip[:] = True
+    return skip
+
+
+def _distance(a: F64, b: F64) -> F64:
+    d = a - b
+    # vi,vi->v: each row's squared length.
+    out: F64 = np.sqrt(np.einsum("vi,vi->v", d, d))
+    return out
+
+
+def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
+                       spot_checker: SpotChecker | None = None) -> MeshAudit:
+    """Every check on one mesh and modifier; returns findings, metrics and per-vertex measures.
+
+    ``spot_checker`` lets Blender re-evaluate a few of the sweep's test poses.
+    """
+    size = mesh.size()
+    rec, engine_now = deform_both(mesh, None, options.max_influences)
+    deform_sum, influences = rec.contrib, rec.influences
+    findings = weight_findings(mesh, options, deform_sum, influences)
+    findings += rig_findings(mesh)
+    measures: dict[str, F64] = {"weight_sum": deform_sum, "influences": influences.astype(np.float64)}
+    metrics: dict[str, float | int | None] = {
+        "max_influences": int(influences.max()) if influences.size else 0,
+        "unweighted_vertices": int((deform_sum <= tolerances.BLENDER_MIN_CONTRIB).sum()),
+        "max_weight_sum_error": float(np.abs(deform_sum - 1.0)[deform_sum > 1e-4].max(initial=0.0)),
+        "size": size,
+    }
+
+    # 1. Independent recomputation against Blender's evaluated mesh.
+    skip = _unsupported_vertices(mesh, rec)
+    metrics["max_numpy_vs_blender"] = None
+    if mesh.blender is not None:
+        diff = _distance(rec.positions, mesh.blender)
+        diff[skip] = 0.0
+        measures["numpy_vs_blender"] = diff
+        metrics["max_numpy_vs_blender"] = float(diff.max(initial=0.0))
+        metrics["vertices_compared"] = int((~skip).sum())
+        # Blender works in float32; tiny weight sums amplify its rounding (near the 1e-4 rule).
+        tol = np.where(deform_sum < 1e-2, 1e-3, tolerances.SKINNING_MATCH_RELATIVE) * max(size, 1.0)
+        bad = diff > tol
+        if bad.any():
+            findings.append(_finding(
+                "skinning-mismatch", "ERROR",
+                f"{int(bad.sum())} vertices deform differently from the independent recomputation "
+                f"(worst: {_worst(diff, bad)}): something beyond vertex groups and bones moves them",
+                bad, max_difference=float(diff.max())))
+    if rec.order_sensitive.any():
+        findings.append(_finding(
+            "dqs-order-sensitive", "INFO",
+            f"{int(rec.order_sensitive.sum())} vertices blend 3+ bones with opposed rotations under Preserve "
+            "Volume; Blender's result depends on weight storage order, so they are not compared",
+            rec.order_sensitive))
+
+    # 2. Bind-pose drift: at rest the mesh must not move; cleared channels must sit at rest.
+    drift = np.zeros(mesh.vertex_count)
+    drift_tol = options.drift_relative * max(size, 1.0)
+    if mesh.blender_at_rest is not None and mesh.modelled is not None and \
+            len(mesh.blender_at_rest) == len(mesh.modelled):
+        rest_drift = _distance(mesh.blender_at_rest, mesh.modelled)
+        drift = np.maximum(drift, rest_drift)
+        moved = rest_drift > drift_tol
+        if moved.any():
+            causes = [f"shape key '{k}'" for k in mesh.shape_keys_active] + \
+                     [f"modifier '{m}'" for m in mesh.modifiers_before]
+            findings.append(_finding(
+                "bind-pose-drift", "ERROR",
+                f"with the armature at rest, {int(moved.sum())} vertices sit up to {rest_drift.max():.3g} "
+                f"from the modelled mesh; responsible: {', '.join(causes) or 'modifiers after the Armature'}",
+                moved, max_drift=float(rest_drift.max()), causes=causes))
+    if mesh.cleared_channel is not None:
+        dev = np.abs(mesh.cleared_channel - np.eye(4)).max(axis=(1, 2))
+        moved_bones = [mesh.bones.names[j] for j in np.flatnonzero((dev > 1e-5) & mesh.bones.use_deform)]
+        # Only vertices weighted to a bone whose cleared channel is not exactly the identity can move.
+        table = mesh.influence_table
+        not_identity = np.any(mesh.cleared_channel != np.eye(4), axis=(1, 2))
+        rows = np.flatnonzero((not_identity[table.bones] & (table.weights != 0)).any(axis=1))
+        pose_drift = np.zeros(mesh.vertex_count)
+        if rows.size:
+            cleared = recompute_blender(mesh, mesh.cleared_channel)
+            pose_drift[rows] = _distance(cleared.positions[rows], mesh.rest[rows])
+        pose_drift[skip] = 0.0
+        drift = np.maximum(drift, pose_drift)
+        moved = pose_drift > drift_tol
+        if moved.any():
+            findings.append(_finding(
+                "bind-pose-drift", "ERROR",
+                f"with every pose channel cleared, constraints or drivers hold {len(moved_bones)} deform bones "
+                f"away from rest ({', '.join(moved_bones[:5])}), moving {int(moved.sum())} vertices by up to "
+                f"{pose_drift.max():.3g}", moved, bones=moved_bones, max_drift=float(pose_drift.max())))
+    measures["bind_drift"] = drift
+    metrics["max_bind_drift"] = float(drift.max(initial=0.0))
+
+    # 3. Engine divergence at the current pose and the standard stress poses.
+    divergence = np.zeros(mesh.vertex_count)
+    worst_pose = "current"
+    poses = [("current", None)] + [(p.name, p.channel) for p in
+                                   standard_poses(mesh.bones, options.test_pose_degrees)]
+    for name, channel in poses:
+        # The current pose was deformed both ways at the start.
+        blender_like, engine = (rec, engine_now) if channel is None else \
+            deform_both(mesh, channel, options.max_influences)
+        assert engine is not None
+        d = _distance(engine, blender_like.positions)
+        if d.max(initial=0.0) > divergence.max(initial=0.0):
+            worst_pose = name
+        divergence = np.maximum(divergence, d)
+    measures["engine_divergence"] = divergence
+    metrics["max_engine_divergence"] = float(divergence.max(initial=0.0))
+    far = divergence > options.divergence_relative * max(size, 1.0)
+    if far.any():
+        findings.append(_finding(
+            "engine-divergence", "WARNING",
+            f"{int(far.sum())} vertices land up to {divergence.max():.3g} away in an engine (no renormalising, "
+            f"top {options.max_influences} influences) from where Blender puts them; worst at pose "
+            f"'{worst_pose}'", far, max_divergence=float(divergence.max()), pose=worst_pose))
+
+    # 4. Extreme poses, symmetry, stray weights.
+    if options.shape_checks:
+        shape = shape_checks(mesh, options, spot_checker, skip)
+        findings += shape.findings
+        metrics.update(shape.metrics)
+        measures.update(shape.measures)
+
+    return MeshAudit(mesh.object, mesh.armature_object, mesh.vertex_count, metrics, tuple(findings), measures)

@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A skinned mesh and its armature as plain arrays: what the Blender layer
+extracts and the audit judges.  Spaces are named on every field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..maths.affine import local_from_world
+
+F64 = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Bones:
+    """Every bone of an armature, in armature (object) space."""
+
+    names: tuple[str, ...]
+    parents: tuple[int, ...]  # -1 for a root
+    use_deform: NDArray[np.bool_]  # (J,)
+    rest: F64  # (J, 4, 4) bone.matrix_local
+    channel: F64  # (J, 4, 4) pose_bone.matrix_channel = pose @ rest^-1 (what the modifier uses)
+    bbone_segments: NDArray[np.int_]  # (J,)
+    use_envelope_multiply: NDArray[np.bool_]  # (J,)
+    heads: F64  # (J, 3) rest head
+    tails: F64  # (J, 3) rest tail
+    #: Per bone, per local axis (x, y, z): the rig's own rotation limits in radians
+    #: (Limit Rotation constraints, IK limits), or None where there is none.
+    limits: tuple[tuple[tuple[float, float] | None, ...], ...] = ()
+    #: (J,) Bone.use_inherit_rotation; empty means every bone inherits.
+    inherit_rotation: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def index(self) -> dict[str, int]:
+        return {n: i for i, n in enumerate(self.names)}
+
+    @cached_property
+    def local_rest(self) -> F64:
+        """(J, 4, 4) each bone's rest matrix relative to its parent's (its own for a root)."""
+        return local_from_world(self.rest, self.parents)
+
+    @cached_property
+    def rest_inverse(self) -> F64:
+        """(J, 4, 4) inverses of the rest matrices."""
+        out: F64 = np.linalg.inv(self.rest)
+        return out
+
+
+@dataclass(frozen=True)
+class ArmatureModifierSettings:
+    """The settings of one Armature modifier that change the deformation."""
+
+    name: str
+    use_vertex_groups: bool = True
+    use_bone_envelopes: bool = False
+    preserve_volume: bool = False
+    use_multi_modifier: bool = False
+    mask_group: str = ""
+    invert_mask: bool = False
+
+
+@dataclass(frozen=True)
+class FlatColumns:
+    """Every (deform group, vertex) weight end to end: column ``c`` is ``starts[c]:starts[c + 1]``."""
+
+    bones: NDArray[np.intp]  # (C,) bone of each column
+    starts: NDArray[np.intp]  # (C + 1,)
+    vertex: NDArray[np.intp]  # (N,)
+    weight: F64  # (N,)
+    contrib: F64  # (V,) sum of deform weights
+    count: NDArray[np.intp]  # (V,) non-zero deform weights
+
+
+@dataclass(frozen=True)
+class InfluenceTable:
+    """Every vertex's non-zero deform weights, vertex-major, slots in group order (Blender's order)."""
+
+    bones: NDArray[np.intp]  # (V, K) bone of each slot, 0 in unused slots
+    weights: F64  # (V, K) weight of each slot, 0 in unused slots
+
+
+@dataclass(frozen=True)
+class SkinnedMesh:
+    """One mesh object deformed by one Armature modifier.
+
+    ``rest`` is the modifier's input (after shape keys and earlier modifiers),
+    ``blender`` its output as Blender evaluated it; both in the mesh object's
+    space.  ``weights`` holds every vertex group, row ``g`` for
+    ``group_names[g]``, float32 as Blender stores them.
+    """
+
+    object: str
+    armature_object: str
+    rest: F64  # (V, 3)
+    group_names: tuple[str, ...]
+    weights: NDArray[np.float32]  # (G, V)
+    mesh_to_armature: F64  # (4, 4) premat = (A^-1 M)
+    bones: Bones
+    modifier: ArmatureModifierSettings
+    blender: F64 | None = None  # (V, 3)
+    edges: NDArray[np.intp] = field(default_factory=lambda: np.zeros((0, 2), dtype=np.intp))
+    #: The mesh as modelled (no shape keys, no modifiers), object space.
+    modelled: F64 | None = None
+    #: Positions Blender gives with the armature at its rest position (object space), if measured.
+    blender_at_rest: F64 | None = None
+    #: Channel matrices with every pose channel cleared (constraints, drivers active), if measured.
+    cleared_channel: F64 | None = None
+    #: Armature object's world scale, (3,), and whether its world matrix mirrors (det < 0).
+    armature_scale: F64 = field(default_factory=lambda: np.ones(3))
+    armature_mirrored: bool = False
+    #: The armature object's own Scale property, as the user set it (for messages).
+    armature_object_scale: F64 = field(default_factory=lambda: np.ones(3))
+    #: Bones of the mesh's other Armature modifiers (a body rig beside a face rig):
+    #: their groups are not "without bone", and their weights count toward a vertex's total.
+    other_bones: frozenset[str] = frozenset()
+    other_deform_bones: frozenset[str] = frozenset()
+    parent: str = ""
+    #: Shape keys with non-zero value and modifiers ahead of the Armature modifier, by name.
+    shape_keys_active: tuple[str, ...] = ()
+    modifiers_before: tuple[str, ...] = ()
+    #: Features present that the numpy recomputation does not reproduce, with why.
+    unsupported: tuple[str, ...] = ()
+
+    @property
+    def vertex_count(self) -> int:
+        return int(self.rest.shape[0])
+
+    def size(self) -> float:
+        """Largest bounding-box side of the rest mesh (at least 1e-6)."""
+        return self._size
+
+    @cached_property
+    def _size(self) -> float:
+        if self.vertex_count == 0:
+            return 1.0
+        ok = np.isfinite(self.rest).all(axis=1)
+        finite = self.rest if ok.all() else self.rest[ok]
+        return max(float(np.ptp(finite, axis=0).max()) if len(finite) else 1.0, 1e-6)
+
+    def group_bones(self) -> NDArray[np.intp]:
+        """(G,) bone index each group names, -1 for none."""
+        index = self.bones.index()
+        return np.array([index.get(n, -1) for n in self.group_names], dtype=np.intp)
+
+    @cached_property
+    def deform_columns(self) -> list[tuple[int, NDArray[np.intp], F64]]:
+        """Per deform group with weights: (bone index, vertices with a non-zero weight, their weights).
+
+        Computed once per mesh (a scan of every group row); the audit reads it many times.
+        """
+        out = []
+        for g, bone in enumerate(self.deform_groups()):
+            if bone < 0:
+                continue
+            row = self.weights[g]
+            idx = np.flatnonzero(row != 0)  # a bool mask scans faster than float32 truth
+            if idx.size:
+                out.append((int(bone), idx, row[idx].astype(np.float64)))
+        return out
+
+    @cached_property
+    def rest_armature(self) -> F64:
+        """(V, 3) rest positions in armature space (``mesh_to_armature`` applied)."""
+        m = self.mesh_to_armature
+        out: F64 = self.rest @ m[:3, :3].T + m[:3, 3]
+        return out
+
+    @cached_property
+    def flat_columns(self) -> FlatColumns:
+        """The deform columns laid end to end, for one-pass sums over every weight."""
+        cols = self.deform_columns
+        starts = np.cumsum([0] + [len(idx) for _, idx, _ in cols])
+        vertex = np.concatenate([idx for _, idx, _ in cols]) if cols else np.zeros(0, dtype=np.intp)
+        weight = np.concatenate([w for _, _, w in cols]) if cols else np.zeros(0)
+        v = self.vertex_count
+        return FlatColumns(
+            bones=np.array([b for b, _, _ in cols], dtype=np.intp), starts=starts.astype(np.intp),
+            vertex=vertex, weight=weight,
+            contrib=np.bincount(vertex, weight, minlength=v).astype(np.float64),
+            count=np.bincount(vertex, minlength=v).astype(np.intp),
+        )
+
+    @cached_property
+    def influence_table(self) -> InfluenceTable:
+        """The deform weights as a (V, K) table, K the most influences any vertex has."""
+        flat = self.flat_columns
+        v = self.vertex_count
+        k = max(int(flat.count.max(initial=0)), 1)
+        bones = np.zeros((v, k), dtype=np.intp)
+        weights = np.zeros((v, k))
+        fill = np.zeros(v, dtype=np.intp)
+        for bone, idx, w in self.deform_columns:
+            slot = fill[idx]
+            bones[idx, slot] = bone
+            weights[idx, slot] = w
+            fill[idx] += 1
+        return InfluenceTable(bones, weights)
+
+    def deform_groups(self) -> NDArray[np.intp]:
+        """(G,) bone index for groups naming a bone with Deform on, else -1 (Blender's pchan_from_defbase)."""
+        bones = self.group_bones()
+        deform = np.array([b >= 0 and bool(self.bones.use_deform[b]) for b in bones], dtype=bool)
+        return np.where(deform, bones, -1)

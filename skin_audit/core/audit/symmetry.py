@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Left/right symmetry: bone name pairs, mirrored rest frames, mirrored weights.
+
+The rig's symmetry plane is found from its paired bones: its normal is the
+mean direction from right heads to left heads, and it passes through their
+mid-points (armature X and ``x = 0`` for a rig built the Blender way, but an
+imported rig may be turned).  A bone mirrored across it has the rest matrix
+``H B D``, ``H`` the reflection and ``D = diag(-1, 1, 1, 1)`` flipping the
+bone's own X back to a right-handed frame; for the X plane that is Blender's
+own X-mirror (``S B S``, measured on its X-mirrored bones).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..maths.mesh_graph import nearest_within
+
+F64 = NDArray[np.float64]
+
+_SWAP = {"l": "r", "r": "l", "left": "right", "right": "left"}
+#: A side marker: a whole token l/r/left/right between separators, or a
+#: capitalised Left/Right word inside a token (LeftArm, b_RightHand_08).
+_TOKEN = re.compile(r"(?:(?<=^)|(?<=[._\-\s:|]))(l|r|left|right)(?=$|[._\-\s:|\d])", re.IGNORECASE)
+_WORD = re.compile(r"(Left|Right|LEFT|RIGHT|left(?=[A-Z])|right(?=[A-Z]))")
+#: Trailing indices exporters append (".001", "_06", "__4_") are not part of the name.
+_TAIL = re.compile(r"([._\-\s]*\d+[._\-\s]*)+$")
+
+
+def _swap_case(word: str) -> str:
+    other = _SWAP[word.lower()]
+    if word.isupper() and len(word) > 1:
+        return other.upper()
+    if word[0].isupper():
+        return other.capitalize() if len(word) > 1 else other.upper()
+    return other
+
+
+def _side_match(name: str) -> re.Match[str] | None:
+    # The last marker wins: "L_arm.R" is a right bone; prefer whole tokens over words.
+    tokens = list(_TOKEN.finditer(name))
+    if tokens:
+        return tokens[-1]
+    words = list(_WORD.finditer(name))
+    return words[-1] if words else None
+
+
+def side_and_mirror(name: str) -> tuple[str, str] | None:
+    """('L' or 'R', the mirrored name) for a side bone or group name, else None.
+
+    Recognises ``.L``/``.R``, ``_l``/``_r``, ``-L``, ``L_``/``R_`` prefixes and
+    Left/Right words (``LeftArm``, ``arm_left``), case-insensitively.
+    """
+    m = _side_match(name)
+    if m is None:
+        return None
+    side = m.group(1)
+    start, end = m.span(1)
+    return ("L" if side.lower() in ("l", "left") else "R"), name[:start] + _swap_case(side) + name[end:]
+
+
+def side_key(name: str) -> tuple[str, str] | None:
+    """('L' or 'R', a key equal for both sides): the name without its side and trailing index."""
+    m = _side_match(name)
+    if m is None:
+        return None
+    side = "L" if m.group(1).lower() in ("l", "left") else "R"
+    start, end = m.span(1)
+    key = (name[:start] + "<side>" + _TAIL.sub("", name[end:])).lower()
+    return side, key
+
+
+@dataclass(frozen=True)
+class BonePairs:
+    pairs: tuple[tuple[int, int], ...]  # (left, right) bone indices
+    unpaired: tuple[int, ...]
+    #: Symmetry plane ``normal . p = offset`` (armature space; unit normal).
+    normal: F64
+    offset: float
+
+    def describe(self) -> str:
+        n = self.normal
+        return f"the plane {n[0]:+.3g}x {n[1]:+.3g}y {n[2]:+.3g}z = {self.offset:.4g}"
+
+
+def pair_bones(names: tuple[str, ...], heads: F64) -> BonePairs:
+    """Pair side bones by name; among equal names (up to trailing indices) the nearest mirror wins.
+
+    The plane comes from the pairs: normal along the mean right-to-left head
+    direction, through the median of their mid-points.
+    """
+    sides: dict[str, dict[str, list[int]]] = {"L": {}, "R": {}}
+    for i, n in enumerate(names):
+        sk = side_key(n)
+        if sk is not None:
+            sides[sk[0]].setdefault(sk[1], []).append(i)
+    pairs: list[tuple[int, int]] = []
+    unpaired: list[int] = []
+    for key, lefts in sides["L"].items():
+        rights = list(sides["R"].get(key, []))
+        # Nearest first: the pair whose heads are closest to mirror images of each other.
+        options = sorted((float(np.linalg.norm(heads[a][1:] - heads[b][1:]) + abs(heads[a][0] + heads[b][0])), a, b)
+                          for a in lefts for b in rights)
+        used: set[int] = set()
+        for _, a, b in options:
+            if a not in used and b not in used:
+                pairs.append((a, b))
+                used |= {a, b}
+        unpaired += [i for i in lefts + rights if i not in used]
+    for key, rights in sides["R"].items():
+        if key not in sides["L"]:
+            unpaired += rights
+    normal, offset = np.array([1.0, 0.0, 0.0]), 0.0
+    apart = np.array([heads[a] - heads[b] for a, b in pairs]).reshape(-1, 3)
+    lengths = np.linalg.norm(apart, axis=1)
+    if (lengths > 0).any():
+        mean = (apart[lengths > 0] / lengths[lengths > 0, None]).mean(axis=0)
+        normal = mean / np.linalg.norm(mean)
+        mids = np.array([0.5 * (heads[a] + heads[b]) for a, b in pairs])
+        offset = float(np.median(mids @ normal))
+    return BonePairs(tuple(sorted(pairs)), tuple(sorted(unpaired)), normal, offset)
+
+
+MIRROR = np.diag([-1.0, 1.0, 1.0, 1.0])
+
+
+def reflection(pairs: BonePairs) -> F64:
+    """Reflection across the pairs' symmetry plane as a (4, 4) matrix."""
+    n = pairs.normal
+    m = np.eye(4)
+    m[:3, :3] -= 2.0 * np.outer(n, n)
+    m[:3, 3] = 2.0 * pairs.offset * n
+    return m
+
+
+def reflect_points(points: F64, pairs: BonePairs) -> F64:
+    """(V, 3) points mirrored across the symmetry plane."""
+    out: F64 = points - 2.0 * (points @ pairs.normal - pairs.offset)[:, None] * pairs.normal
+    return out
+
+
+def rotation_angle(r: F64) -> float:
+    """Angle in degrees of a 3x3 rotation, from atan2 of its skew and symmetric parts (no arccos noise)."""
+    skew = 0.5 * np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    return float(np.degrees(np.arctan2(np.linalg.norm(skew), (np.trace(r) - 1.0) / 2.0)))
+
+
+@dataclass(frozen=True)
+class PairFrames:
+    left: int
+    right: int
+    #: Rotation from Blender's mirror image of the left bone to the right bone, in the bone's frame.
+    offset: F64  # (3, 3)
+    angle: float  # degrees of ``offset``
+    head_distance: float
+
+
+def mirror_frames(rest: F64, pairs: BonePairs) -> list[PairFrames]:
+    """Per pair, how the right bone's rest frame differs from the left one's mirror image."""
+    refl = reflection(pairs)
+    out = []
+    for a, b in pairs.pairs:
+        expected = refl @ rest[a] @ MIRROR
+        offset = expected[:3, :3].T @ rest[b][:3, :3]
+        out.append(PairFrames(a, b, offset, rotation_angle(offset),
+                              float(np.linalg.norm(expected[:3, 3] - rest[b][:3, 3]))))
+    return out
+
+
+def shared_convention(frames: list[PairFrames], tolerance_degrees: float) -> F64 | None:
+    """The frame offset most pairs share, when it is not Blender's own (identity) and at least
+    two pairs and half of them follow it: a rig mirrored by another tool's rule (e.g. axes turned
+    180 degrees), consistent, not a stray roll."""
+    best: tuple[int, F64 | None] = (0, None)
+    for f in frames:
+        count = sum(rotation_angle(f.offset.T @ g.offset) <= tolerance_degrees for g in frames)
+        if count > best[0]:
+            best = (count, f.offset)
+    count, offset = best
+    if offset is None or rotation_angle(offset) <= tolerance_degrees:
+        return None
+    if count >= 2 and 2 * count >= len(frames):
+        return offset
+    return None
+
+
+@dataclass(frozen=True)
+class WeightMirror:
+    partner: NDArray[np.intp]  # (V,) mirror vertex or -1
+    matched_fraction: float
+    difference: F64  # (V,) worst |w_g(v) - w_g'(v')| over groups, 0 where unmatched
+    worst_group: NDArray[np.intp]  # (V,) group of that worst difference, -1 where none
+
+
+def mirror_groups(group_names: tuple[str, ...], bone_names: tuple[str, ...], pairs: BonePairs) -> NDArray[np.intp]:
+    """(G,) the group holding each group's mirrored weights: through the bone pairs, else by
+    mirrored name; a group without side is its own mirror; -1 where the mirror group is missing."""
+    partner = {}
+    for a, b in pairs.pairs:
+        partner[bone_names[a]], partner[bone_names[b]] = bone_names[b], bone_names[a]
+    index = {n: g for g, n in enumerate(group_names)}
+    out = np.full(len(group_names), -1, dtype=np.intp)
+    for g, name in enumerate(group_names):
+        sm = side_and_mirror(name)
+        other = partner.get(name) or (sm[1] if sm else name)
+        out[g] = index.get(other, -1)
+    return out
+
+
+def mirror_weights(points: F64, weights: NDArray[np.float32], mirror_group: NDArray[np.intp],
+                   pairs: BonePairs, radius: float) -> WeightMirror:
+    """Compare each vertex's weights with its mirror vertex's mirrored-group weights.
+
+    Parameters
+    ----------
+    points : (V, 3) float64, armature space
+    weights : (G, V) float32
+    mirror_group : (G,) from :func:`mirror_groups`; a missing mirror group counts as weight 0
+    radius : how far a mirrored vertex may be from its partner
+    """
+    mirrored = reflect_points(points, pairs)
+    partner = nearest_within(points, mirrored, radius)
+    matched = partner >= 0
+    diff = np.zeros(len(points))
+    worst = np.full(len(points), -1, dtype=np.intp)
+    src = np.flatnonzero(matched)
+    for g, other in enumerate(mirror_group):
+        mine = weights[g, src].astype(np.float64)
+        theirs = weights[other, partner[src]].astype(np.float64) if other >= 0 else np.zeros(len(src))
+        d = np.abs(mine - theirs)
+        bigger = d > diff[src]
+        diff[src[bigger]] = d[bigger]
+        worst[src[bigger]] = g
+    return WeightMirror(partner, float(matched.mean()) if len(points) else 1.0, diff, worst)
