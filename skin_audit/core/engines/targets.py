@@ -1,0 +1,235 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Named engine targets: each a documented model of the path from the data to the screen.
+
+A target is the runtime's rules for reading influences and transforms.  For a .blend
+source the exporter (Blender's glTF exporter, :data:`BLENDER_GLTF_EXPORTER`) comes first;
+for a glTF file the runtime reads the file itself.  ``verified`` is True only for targets
+whose rules a test proves by running the real program (tests/engines); docs/engines.md
+lists each rule with its source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..errors import InputError
+from ..gltf.animation import InterpolationRule
+from ..gltf.scene import RotationRule
+
+#: ``"slots"``: the first N columns as stored; ``"largest"``: the N largest weights.
+Selection = Literal["slots", "largest"]
+#: ``"none"``: weights as stored; ``"sum"``: divide by their sum; ``"abs_sum"``: divide by
+#: the sum of absolute values (three.js ``Vector4.manhattanLength``).
+Normalisation = Literal["none", "sum", "abs_sum"]
+#: What a vertex whose (kept) weights are all zero becomes: ``"collapse"`` (LBS with zero
+#: weights sends it to the origin of skinning space), ``"first_slot"`` (weight 1 on its first
+#: slot's joint, three.js), ``"stay"`` (left at its rest position).
+ZeroWeightRule = Literal["collapse", "first_slot", "stay"]
+
+
+@dataclass(frozen=True)
+class ExporterModel:
+    """An exporter between a .blend and the runtime."""
+
+    name: str
+    max_influences: int
+    renormalises: bool
+    flattens_bbones: bool
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One engine's rules, from stored influences to drawn positions."""
+
+    name: str
+    description: str
+    #: Influences per vertex the runtime keeps (None: all).
+    max_influences: int | None
+    #: JOINTS_n/WEIGHTS_n sets read from a glTF file (None: all).
+    reads_sets: int | None
+    selection: Selection
+    normalisation: Normalisation
+    zero_weight_rule: ZeroWeightRule
+    #: Weights below this are dropped before renormalising (Unity's "Max Bone Weight"-style cut).
+    min_weight: float
+    #: Normalised integer weights are written back into their integer type after normalising.
+    requantises: bool
+    interpolation: InterpolationRule
+    rotation: RotationRule
+    #: Proven by a test that runs the real program (see docs/engines.md).
+    verified: bool
+    exporter: ExporterModel | None
+    sources: tuple[str, ...]
+
+    @property
+    def normalises(self) -> bool:
+        return self.normalisation != "none"
+
+
+BLENDER_GLTF_EXPORTER = ExporterModel(
+    name="blender-gltf",
+    max_influences=4,
+    renormalises=True,
+    flattens_bbones=True,
+    sources=(
+        "glTF-Blender-IO exporter option export_influence_nb (default 4) and its weight normalisation",
+        "SPEC 8: measured on Blender 5.0.1, one WEIGHTS set, <= 4 weights, sums 1 within 5e-8, B-Bones flattened",
+    ),
+)
+
+RAW = Target(
+    name="raw",
+    description="weights as stored, the 4 largest kept, no renormalising; unweighted vertices collapse",
+    max_influences=4,
+    reads_sets=None,
+    selection="largest",
+    normalisation="none",
+    zero_weight_rule="collapse",
+    min_weight=0.0,
+    requantises=False,
+    interpolation="spec",
+    rotation="normalise",
+    verified=False,
+    exporter=None,
+    sources=("skin_audit's historical model: strict LBS on the stored weights",),
+)
+
+GLTF = Target(
+    name="gltf",
+    description="what glTF 2.0 requires of any runtime: every set, weights used as stored, LBS",
+    max_influences=None,
+    reads_sets=None,
+    selection="slots",
+    normalisation="none",
+    zero_weight_rule="collapse",
+    min_weight=0.0,
+    requantises=False,
+    interpolation="spec",
+    rotation="normalise",
+    verified=False,
+    exporter=BLENDER_GLTF_EXPORTER,
+    sources=(
+        "glTF 2.0 3.7.3.1 (JOINTS_n/WEIGHTS_n, weights normalised to a linear sum of one, all sets used)",
+        "glTF 2.0 3.7.3.3 (joint matrix = world(joint) @ inverseBindMatrix; mesh node transform ignored)",
+        "glTF 2.0 Appendix C (slerp on the shorter arc, cubic Hermite, normalised rotations)",
+    ),
+)
+
+THREEJS = Target(
+    name="threejs",
+    description="three.js r187 GLTFLoader + SkinnedMesh (CPU path getVertexPosition)",
+    max_influences=4,
+    reads_sets=1,
+    selection="slots",
+    normalisation="abs_sum",
+    zero_weight_rule="first_slot",
+    min_weight=0.0,
+    requantises=True,
+    interpolation="threejs",
+    rotation="as_stored",
+    verified=True,
+    exporter=BLENDER_GLTF_EXPORTER,
+    sources=(
+        "GLTFLoader.js ATTRIBUTES: only WEIGHTS_0 -> skinWeight, JOINTS_0 -> skinIndex",
+        "GLTFLoader.js loadMesh: mesh.normalizeSkinWeights() on every SkinnedMesh",
+        "SkinnedMesh.normalizeSkinWeights: scale = 1 / manhattanLength; Infinity -> (1, 0, 0, 0); "
+        "setXYZW re-quantises normalised integer attributes (MathUtils.normalize: Math.round)",
+        "SkinnedMesh.applyBoneTransform: slots with weight 0 skipped; GLTFLoader binds with an identity "
+        "bindMatrix and AttachedBindMode sets bindMatrixInverse = matrixWorld^-1, so the mesh node's "
+        "transform cancels as 3.7.3.3 requires",
+        "Quaternion.slerpFlat, GLTFCubicSplineQuaternionInterpolant, Matrix4.compose (quaternion as stored)",
+    ),
+)
+
+UNITY = Target(
+    name="unity",
+    description="Unity: 4 largest influences (Quality 'Skin Weights' default), renormalised at import",
+    max_influences=4,
+    reads_sets=None,
+    selection="largest",
+    normalisation="sum",
+    zero_weight_rule="collapse",
+    min_weight=0.001,
+    requantises=False,
+    interpolation="spec",
+    rotation="normalise",
+    verified=False,
+    exporter=BLENDER_GLTF_EXPORTER,
+    sources=(
+        "Unity Manual, Model Import Settings (Rig tab): Skin Weights 'Standard (4 Bones)', Max Bone Weight 0.001, "
+        "weights renormalised",
+        "Unity Scripting API QualitySettings.skinWeights (default FourBones)",
+    ),
+)
+
+UNREAL = Target(
+    name="unreal",
+    description="Unreal Engine: up to 8 influences (12 with unlimited), renormalised at import",
+    max_influences=8,
+    reads_sets=None,
+    selection="largest",
+    normalisation="sum",
+    zero_weight_rule="collapse",
+    min_weight=0.0,
+    requantises=False,
+    interpolation="spec",
+    rotation="normalise",
+    verified=False,
+    exporter=BLENDER_GLTF_EXPORTER,
+    sources=(
+        "Unreal Engine docs, Skeletal Mesh import: MAX_TOTAL_INFLUENCES 8 (12 with unlimited influences), "
+        "weights renormalised",
+    ),
+)
+
+GODOT4 = Target(
+    name="godot",
+    description="Godot 4: 4 influences per vertex (8 with the 8-bone flag), renormalised",
+    max_influences=4,
+    reads_sets=None,
+    selection="largest",
+    normalisation="sum",
+    zero_weight_rule="collapse",
+    min_weight=0.0,
+    requantises=False,
+    interpolation="spec",
+    rotation="normalise",
+    verified=False,
+    exporter=BLENDER_GLTF_EXPORTER,
+    sources=(
+        "Godot docs, Mesh.ARRAY_FLAG_USE_8_BONE_WEIGHTS (4 by default, 8 with the flag); GLTFDocument "
+        "reads JOINTS_1/WEIGHTS_1 into the 8-bone layout",
+    ),
+)
+
+GODOT8 = Target(
+    name="godot8",
+    description="Godot 4 with 8 bone weights",
+    max_influences=8,
+    reads_sets=2,
+    selection="largest",
+    normalisation="sum",
+    zero_weight_rule="collapse",
+    min_weight=0.0,
+    requantises=False,
+    interpolation="spec",
+    rotation="normalise",
+    verified=False,
+    exporter=BLENDER_GLTF_EXPORTER,
+    sources=GODOT4.sources,
+)
+
+#: Every named target, by name.
+TARGETS: dict[str, Target] = {t.name: t for t in (THREEJS, GLTF, RAW, UNITY, UNREAL, GODOT4, GODOT8)}
+#: three.js by default: the only runtime here whose rules a test proves by running it.
+DEFAULT_TARGET = "threejs"
+
+
+def get_target(name: str) -> Target:
+    """The target called ``name`` (case-insensitive); InputError lists the names otherwise."""
+    key = name.strip().lower()
+    if key not in TARGETS:
+        raise InputError(f"unknown engine target {name!r}; choose one of {', '.join(TARGETS)}")
+    return TARGETS[key]

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A target's influences and deformation, on plain arrays.
+
+The audit has its own per-vertex influence tables; these functions take ``(V, K)``
+joints and weights as stored (for glTF: the sets side by side, ``JOINTS_0`` columns
+first) and return what the target would draw.  Non-finite results are returned, not
+raised, so the audit can report them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ShapeError
+from ..gltf.document import NORMALISATION_SCALE
+from .targets import ExporterModel, Target
+
+
+def _checked(joints: ArrayLike, weights: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    j = np.asarray(joints, dtype=np.int64)
+    w = np.asarray(weights, dtype=np.float64)
+    if j.ndim != 2 or j.shape != w.shape:
+        raise ShapeError(f"joints {j.shape} and weights {w.shape} must both be (V, K)")
+    return j, w
+
+
+def _keep(
+    j: NDArray[np.int64], w: NDArray[np.float64], n: int, selection: str
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    if j.shape[1] <= n:
+        return j, w
+    if selection == "slots":
+        return j[:, :n], w[:, :n]
+    # Stable sort on -w: equal weights keep their stored order (NaN sorts last).
+    order = np.argsort(-w, axis=1, kind="stable")[:, :n]
+    return np.take_along_axis(j, order, axis=1), np.take_along_axis(w, order, axis=1)
+
+
+def exporter_weights(
+    joints: ArrayLike, weights: ArrayLike, exporter: ExporterModel
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Influences after an exporter: the largest ``max_influences``, renormalised.
+
+    Parameters
+    ----------
+    joints : (V, K) int
+    weights : (V, K) float
+
+    Returns
+    -------
+    joints : (V, min(K, N)) int64
+    weights : (V, min(K, N)) float64
+        A vertex whose kept weights sum to zero keeps zeros (what the exporter does with
+        it is not modelled yet: SPEC 8 measured that it gains a joint).
+    """
+    j, w = _checked(joints, weights)
+    j, w = _keep(j, w, exporter.max_influences, "largest")
+    if exporter.renormalises:
+        s = w.sum(axis=1, keepdims=True)
+        w = np.divide(w, s, out=np.zeros_like(w), where=s > 0)
+    return j, w
+
+
+def engine_weights(
+    joints: ArrayLike,
+    weights: ArrayLike,
+    target: Target,
+    *,
+    set_width: int | None = 4,
+    weight_component_type: int = 5126,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The influences ``target`` deforms with, from influences as stored.
+
+    Parameters
+    ----------
+    joints : (V, K) int
+        Joint slots (for glTF: indices into ``skin.joints``), sets side by side.
+    weights : (V, K) float
+        Weights as stored (dequantised, never normalised).
+    target : Target
+    set_width : int or None
+        Columns per glTF influence set (4); None when the table is not from glTF sets,
+        so ``target.reads_sets`` does not apply.
+    weight_component_type : int
+        The file's WEIGHTS component type (5121/5123 normalised integers are
+        re-quantised when ``target.requantises``).
+
+    Returns
+    -------
+    joints : (V, K') int64
+    weights : (V, K') float64
+        Non-finite weights pass through (NaN sums give NaN weights).
+    """
+    j, w = _checked(joints, weights)
+    # 1. The sets the runtime reads.
+    if set_width is not None and target.reads_sets is not None:
+        j, w = j[:, : set_width * target.reads_sets], w[:, : set_width * target.reads_sets]
+    # 2. Small weights dropped, then the influences the runtime keeps.
+    if target.min_weight > 0:
+        w = np.where(w < target.min_weight, 0.0, w)
+    if target.max_influences is not None:
+        j, w = _keep(j, w, target.max_influences, target.selection)
+    if target.normalisation == "none":
+        return j, w.copy()
+    # 3. Normalise; the zero rule for vertices whose weights sum to exactly zero.
+    total = np.abs(w).sum(axis=1) if target.normalisation == "abs_sum" else w.sum(axis=1)
+    zero = total == 0.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = w / np.where(zero, 1.0, total)[:, None]
+    if target.zero_weight_rule == "first_slot":
+        out[zero] = 0.0
+        out[zero, 0] = 1.0
+    if target.requantises and weight_component_type in NORMALISATION_SCALE:
+        scale = NORMALISATION_SCALE[weight_component_type]
+        # MathUtils.normalize: Math.round(x * scale), i.e. floor(x + 0.5) (ties up, unlike np.round).
+        out = np.floor(out * scale + 0.5) / scale
+    return j, out
+
+
+def blend(
+    rest_positions: ArrayLike, joints: ArrayLike, weights: ArrayLike, joint_matrices: ArrayLike
+) -> NDArray[np.float64]:
+    """Linear blend skinning ``p' = sum_k w_k M_{j_k} p`` with zero-weight slots skipped.
+
+    Skipping (rather than multiplying by zero) is what three.js's CPU path does, and it keeps
+    an out-of-range or non-finite joint on an unused slot from poisoning the vertex.  A used
+    slot whose joint is out of range gives NaN.
+
+    Parameters
+    ----------
+    rest_positions : (V, 3) float
+    joints : (V, K) int
+    weights : (V, K) float
+    joint_matrices : (J, 4, 4) float
+
+    Returns
+    -------
+    (V, 3) float64
+    """
+    p = np.asarray(rest_positions, dtype=np.float64)
+    j, w = _checked(joints, weights)
+    m = np.asarray(joint_matrices, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != 3 or len(p) != len(j):
+        raise ShapeError(f"rest_positions {p.shape} must be (V, 3) with V = {len(j)}")
+    if m.ndim != 3 or m.shape[1:] != (4, 4):
+        raise ShapeError(f"joint_matrices {m.shape} must be (J, 4, 4)")
+    used = w != 0.0
+    valid = (j >= 0) & (j < len(m))
+    safe = np.where(valid, j, 0)
+    # vkab,vb->vka: each slot's joint matrix applied to the homogeneous rest point.
+    homo = np.column_stack([p, np.ones(len(p))])
+    moved = np.einsum("vkab,vb->vka", m[safe], homo)[:, :, :3]
+    moved = np.where(valid[:, :, None], moved, np.nan)
+    contrib = np.where(used[:, :, None], w[:, :, None] * moved, 0.0)
+    out: NDArray[np.float64] = contrib.sum(axis=1)
+    # An all-zero vertex under "stay" is handled by the caller; here zero weights give the origin.
+    return out
+
+
+def deform(
+    rest_positions: ArrayLike,
+    joints: ArrayLike,
+    weights: ArrayLike,
+    joint_matrices: ArrayLike,
+    target: Target,
+    *,
+    set_width: int | None = 4,
+    weight_component_type: int = 5126,
+) -> NDArray[np.float64]:
+    """Positions ``target`` draws, in skinning space, from influences as stored.
+
+    Parameters
+    ----------
+    rest_positions : (V, 3) float
+        Bind-space positions.
+    joints, weights : (V, K)
+        As stored (see :func:`engine_weights`).
+    joint_matrices : (J, 4, 4) float
+        ``world(joint) @ inverse bind`` per joint slot.
+    target : Target
+
+    Returns
+    -------
+    (V, 3) float64
+        Non-finite values are returned as they come.
+    """
+    j, w = engine_weights(joints, weights, target, set_width=set_width, weight_component_type=weight_component_type)
+    out = blend(rest_positions, j, w, joint_matrices)
+    if target.zero_weight_rule == "stay":
+        stay = ~np.any(w != 0.0, axis=1)
+        out[stay] = np.asarray(rest_positions, dtype=np.float64)[stay]
+    return out

@@ -1,0 +1,226 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Sample a glTF animation at a time (3.11 and Appendix C of the glTF 2.0 specification).
+
+Two rules for rotations, because runtimes differ on data the specification forbids
+(non-unit keyframe quaternions):
+
+``"spec"``
+    What the specification describes.  Rotation outputs must be unit quaternions (3.11),
+    so stored keyframes are normalised first; LINEAR is Appendix C's slerp on the shorter
+    arc (``a = acos|d|``, the second key negated when ``d < 0``); CUBICSPLINE is the
+    Hermite spline on the components, normalised after (Appendix C); STEP holds the key.
+``"threejs"``
+    three.js r187: keyframes as stored; LINEAR is ``Quaternion.slerpFlat`` (shorter arc,
+    plain slerp when ``d < 0.9995``, else lerp then normalise); CUBICSPLINE is
+    ``GLTFCubicSplineQuaternionInterpolant`` (Hermite then normalise); outside the key
+    range and for STEP the stored key, unnormalised.
+
+Translation and scale are the same under both: lerp, Hermite or step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .document import GltfDocument, read_accessor
+from .scene import NodeTransforms
+
+InterpolationRule = Literal["spec", "threejs"]
+_PATH_SIZES = {"translation": 3, "rotation": 4, "scale": 3}
+#: Below this ``1 - |d|`` the spec slerp's ``sin(a)`` is too small to divide by; the
+#: limit of slerp there is the normalised lerp (error ~ a^2, below float32 resolution).
+SLERP_LERP_LIMIT = 1e-10
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """One animation sampler: key times and output values (3 per key for CUBICSPLINE)."""
+
+    times: NDArray[np.float64]  # (K,)
+    values: NDArray[np.float64]  # (K, C) or (3K, C): in-tangent, value, out-tangent per key
+    interpolation: str
+
+
+def find_animation(doc: GltfDocument, clip: str | int | None) -> int | None:
+    """Index of the animation named ``clip`` (or with that index); the first when None.
+
+    Returns None when the file has no animation and ``clip`` is None.
+    """
+    anims = doc.items("animations")
+    if clip is None:
+        return 0 if anims else None
+    if isinstance(clip, int) or (
+        isinstance(clip, str) and clip.isdigit() and not any(a.get("name") == clip for a in anims)
+    ):
+        index = int(clip)
+        if not 0 <= index < len(anims):
+            raise doc.fail("animations", f"clip index {index} is out of range; the file has {len(anims)} animations")
+        return index
+    names = [a.get("name") for a in anims]
+    if clip not in names:
+        listed = ", ".join(repr(n) if n is not None else f"#{i}" for i, n in enumerate(names)) or "none"
+        raise doc.fail("animations", f"no animation named {clip!r}; the file has: {listed}")
+    return names.index(clip)
+
+
+def read_sampler(doc: GltfDocument, anim: int, index: int) -> Sampler:
+    """Read and check one sampler of animation ``anim``."""
+    a = doc.item("animations", anim, "animation")
+    where = f"animation {anim} sampler {index}"
+    samplers = a.get("samplers", [])
+    if not 0 <= index < len(samplers):
+        raise doc.fail(where, f"out of range ({len(samplers)} samplers)")
+    s = samplers[index]
+    interpolation = s.get("interpolation", "LINEAR")
+    if interpolation not in ("LINEAR", "STEP", "CUBICSPLINE"):
+        raise doc.fail(where, f"interpolation {interpolation!r} is not LINEAR, STEP or CUBICSPLINE")
+    times = read_accessor(doc, s.get("input"), where + " input")
+    if times.shape[1] != 1:
+        raise doc.fail(where, "input must be a SCALAR accessor of key times")
+    t = times[:, 0]
+    if len(t) == 0:
+        raise doc.fail(where, "has no keyframes")
+    if not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
+        raise doc.fail(where, "key times must be finite and strictly increasing (3.11)")
+    values = read_accessor(doc, s.get("output"), where + " output")
+    per_key = 3 if interpolation == "CUBICSPLINE" else 1
+    if len(values) != per_key * len(t):
+        raise doc.fail(where, f"output has {len(values)} elements for {len(t)} keys ({per_key} per key expected)")
+    return Sampler(times=t, values=values, interpolation=interpolation)
+
+
+def _slerp_spec(q0: NDArray[np.float64], q1: NDArray[np.float64], u: float) -> NDArray[np.float64]:
+    d = float(q0 @ q1)
+    if d < 0:  # Appendix C: s = d / |d| takes the shorter arc.
+        q1, d = -q1, -d
+    if 1.0 - d < SLERP_LERP_LIMIT:
+        v = (1 - u) * q0 + u * q1
+    else:
+        a = np.arccos(min(d, 1.0))
+        v = (np.sin(a * (1 - u)) * q0 + np.sin(a * u) * q1) / np.sin(a)
+    out: NDArray[np.float64] = v / np.linalg.norm(v)
+    return out
+
+
+def _slerp_threejs(q0: NDArray[np.float64], q1: NDArray[np.float64], u: float) -> NDArray[np.float64]:
+    # Quaternion.slerpFlat (three.js r187), line by line: no normalisation of the inputs.
+    if np.array_equal(q0, q1):
+        return q0.copy()
+    d = float(q0 @ q1)
+    if d < 0:
+        q1, d = -q1, -d
+    s = 1 - u
+    if d < 0.9995:
+        theta = float(np.arccos(d))
+        sin = float(np.sin(theta))
+        s, u = float(np.sin(s * theta)) / sin, float(np.sin(u * theta)) / sin
+        return s * q0 + u * q1
+    v = s * q0 + u * q1
+    out: NDArray[np.float64] = v / np.sqrt(v @ v)
+    return out
+
+
+def sample(sampler: Sampler, t: float, path: str, rule: InterpolationRule = "spec") -> NDArray[np.float64]:
+    """The sampler's value at time ``t`` (clamped to the first or last key outside the range).
+
+    Parameters
+    ----------
+    sampler : Sampler
+    t : float
+        Seconds.
+    path : str
+        ``translation``, ``rotation``, ``scale`` or ``weights``.
+    rule : InterpolationRule
+
+    Returns
+    -------
+    (C,) float64
+    """
+    times, values = sampler.times, sampler.values
+    cubic = sampler.interpolation == "CUBICSPLINE"
+    rotation = path == "rotation"
+
+    def key(k: int) -> NDArray[np.float64]:
+        v = values[3 * k + 1] if cubic else values[k]
+        if rotation and rule == "spec":
+            v = v / np.linalg.norm(v)
+        return np.array(v, dtype=np.float64)
+
+    # The interval with t_k <= t < t_k+1 (three.js's Interpolant and the spec agree).
+    if t < times[0]:
+        return key(0)
+    if t >= times[-1]:
+        return key(len(times) - 1)
+    k = int(np.searchsorted(times, t, side="right")) - 1
+    t0, t1 = float(times[k]), float(times[k + 1])
+    if sampler.interpolation == "STEP":
+        return key(k)
+    u = (t - t0) / (t1 - t0)
+    if cubic:
+        # Appendix C: p(u) = (2u^3 - 3u^2 + 1) v_k + td (u^3 - 2u^2 + u) b_k
+        #                  + (-2u^3 + 3u^2) v_k+1 + td (u^3 - u^2) a_k+1
+        td = t1 - t0
+        v_k, b_k = values[3 * k + 1], values[3 * k + 2]
+        a_k1, v_k1 = values[3 * (k + 1)], values[3 * (k + 1) + 1]
+        u2, u3 = u * u, u * u * u
+        v = (
+            (2 * u3 - 3 * u2 + 1) * v_k
+            + td * (u3 - 2 * u2 + u) * b_k
+            + (-2 * u3 + 3 * u2) * v_k1
+            + td * (u3 - u2) * a_k1
+        )
+        if rotation:
+            v = v / np.linalg.norm(v)
+        return np.asarray(v, dtype=np.float64)
+    if rotation:
+        slerp = _slerp_spec if rule == "spec" else _slerp_threejs
+        return slerp(key(k), key(k + 1), u)
+    out: NDArray[np.float64] = (1 - u) * values[k] + u * values[k + 1]
+    return out
+
+
+def animation_duration(doc: GltfDocument, anim: int) -> float:
+    """Last key time over the animation's samplers (three.js's clip duration), in seconds."""
+    a = doc.item("animations", anim, "animation")
+    return max(float(read_sampler(doc, anim, i).times[-1]) for i in range(len(a.get("samplers", []))))
+
+
+def animated_transforms(
+    doc: GltfDocument, rest: NodeTransforms, anim: int | None, t: float, rule: InterpolationRule = "spec"
+) -> NodeTransforms:
+    """Node transforms with animation ``anim`` applied at time ``t`` (rest when ``anim`` is None).
+
+    Channels on ``weights`` (morph targets) are read and checked but not applied: the
+    skinning audit does not deform morph targets.
+    """
+    if anim is None:
+        return rest
+    a = doc.item("animations", anim, "animation")
+    channels: dict[str, dict[int, NDArray[np.float64]]] = {"translation": {}, "rotation": {}, "scale": {}}
+    for c, ch in enumerate(a.get("channels", [])):
+        where = f"animation {anim} channel {c}"
+        target = ch.get("target", {})
+        path = target.get("path")
+        if path == "weights" or "node" not in target:
+            continue
+        node = target["node"]
+        doc.item("nodes", node, where)
+        if path not in _PATH_SIZES:
+            raise doc.fail(where, f"target path {path!r} is not translation, rotation, scale or weights")
+        if rest.has_matrix[node]:
+            raise doc.fail(where, f"animates node {node}, which has a matrix (3.5.2 forbids it)")
+        samplers = a.get("samplers", [])
+        si = ch.get("sampler")
+        if not isinstance(si, int) or not 0 <= si < len(samplers):
+            raise doc.fail(where, f"sampler {si!r} is out of range ({len(samplers)} samplers)")
+        sampler = read_sampler(doc, anim, si)
+        if sampler.values.shape[1] != _PATH_SIZES[path]:
+            raise doc.fail(
+                where, f"{path} output has {sampler.values.shape[1]} components, expected {_PATH_SIZES[path]}"
+            )
+        channels[path][node] = sample(sampler, t, path, rule)
+    return rest.with_channels(channels["translation"], channels["rotation"], channels["scale"])

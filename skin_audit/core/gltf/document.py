@@ -1,0 +1,391 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Read a glTF 2.0 file (.gltf with external or ``data:`` buffers, or .glb) and its accessors.
+
+Independent of Blender's importer, which changes the data (clamps weights, merges
+influence sets, re-binds the mesh): this module returns what the file stores.
+Section numbers refer to the glTF 2.0 specification (KHR, 2021).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import InputError
+
+# 3.6.2.2: component types and their little-endian numpy dtypes.
+COMPONENT_DTYPES: dict[int, str] = {
+    5120: "<i1",  # BYTE
+    5121: "<u1",  # UNSIGNED_BYTE
+    5122: "<i2",  # SHORT
+    5123: "<u2",  # UNSIGNED_SHORT
+    5125: "<u4",  # UNSIGNED_INT
+    5126: "<f4",  # FLOAT
+}
+# 3.6.2.2: element types and their component count.
+TYPE_COMPONENTS: dict[str, int] = {
+    "SCALAR": 1,
+    "VEC2": 2,
+    "VEC3": 3,
+    "VEC4": 4,
+    "MAT2": 4,
+    "MAT3": 9,
+    "MAT4": 16,
+}
+# 3.11 "Animation" / accessor normalisation: c / (2^(b-1) - 1) clamped at -1 for signed,
+# c / (2^b - 1) for unsigned.
+NORMALISATION_SCALE: dict[int, float] = {5120: 127.0, 5121: 255.0, 5122: 32767.0, 5123: 65535.0}
+
+_GLB_MAGIC = 0x46546C67  # "glTF"
+_CHUNK_JSON = 0x4E4F534A
+_CHUNK_BIN = 0x004E4942
+
+
+class GltfError(InputError):
+    """A glTF file cannot be read as the specification says (names file, object index, problem)."""
+
+    code = "bad-gltf"
+
+
+@dataclass(frozen=True)
+class GltfDocument:
+    """A parsed glTF asset: its JSON and the bytes of each buffer."""
+
+    path: Path
+    json: dict[str, Any]
+    buffers: tuple[bytes, ...]
+
+    def fail(self, where: str, problem: str) -> GltfError:
+        """An error naming this file, the object (``accessor 3``) and the problem."""
+        return GltfError(f"{self.path.name}: {where}: {problem}")
+
+    def items(self, kind: str) -> list[dict[str, Any]]:
+        """The top-level array ``kind`` (``nodes``, ``accessors``...), empty when absent."""
+        value = self.json.get(kind, [])
+        if not isinstance(value, list):
+            raise self.fail(kind, f"must be a JSON array, found {type(value).__name__}")
+        return value
+
+    def item(self, kind: str, index: Any, referrer: str) -> dict[str, Any]:
+        """``json[kind][index]`` with a bounds check that names who referred to it."""
+        seq = self.items(kind)
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(seq):
+            raise self.fail(referrer, f"refers to {kind} {index!r}, but the file has {len(seq)}")
+        entry = seq[index]
+        if not isinstance(entry, dict):
+            raise self.fail(f"{kind} {index}", "is not a JSON object")
+        return entry
+
+
+def load_gltf(path: str | Path) -> GltfDocument:
+    """Read a .gltf or .glb file and every buffer it uses.
+
+    Parameters
+    ----------
+    path : str or Path
+        A .gltf (JSON; buffers external or ``data:`` URIs) or .glb (binary container, 4.4).
+
+    Returns
+    -------
+    GltfDocument
+
+    Raises
+    ------
+    GltfError
+        Bad magic or version, truncated container or buffer, missing buffer file, invalid JSON.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise GltfError(f"{p}: cannot read the file ({exc.strerror}); check the path") from exc
+    glb_bin: bytes | None = None
+    if raw[:4] == b"glTF":
+        doc_json, glb_bin = _parse_glb(p, raw)
+    else:
+        if p.suffix.lower() == ".glb":
+            raise GltfError(f"{p.name}: bad magic {raw[:4]!r}; a .glb must start with b'glTF' (4.4.3)")
+        doc_json = _parse_json(p, raw, "the file")
+    version = str(doc_json.get("asset", {}).get("version", ""))
+    if not version.startswith("2."):
+        raise GltfError(f"{p.name}: asset.version is {version!r}; only glTF 2.x is read")
+    buffers = _load_buffers(p, doc_json, glb_bin)
+    return GltfDocument(path=p, json=doc_json, buffers=buffers)
+
+
+def _parse_json(p: Path, raw: bytes, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise GltfError(f"{p.name}: {what} is not UTF-8 JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise GltfError(f"{p.name}: {what} must hold a JSON object")
+    return value
+
+
+def _parse_glb(p: Path, raw: bytes) -> tuple[dict[str, Any], bytes | None]:
+    # 4.4.3: 12-byte header (magic, version, length), then chunks (length, type, data).
+    if len(raw) < 20:
+        raise GltfError(f"{p.name}: truncated GLB ({len(raw)} bytes, the header alone needs 20)")
+    magic, version, length = struct.unpack_from("<III", raw, 0)
+    if magic != _GLB_MAGIC:
+        raise GltfError(f"{p.name}: bad GLB magic {raw[:4]!r}")
+    if version != 2:
+        raise GltfError(f"{p.name}: GLB container version {version}; only version 2 is read")
+    if length > len(raw):
+        raise GltfError(f"{p.name}: truncated GLB: header says {length} bytes, the file has {len(raw)}")
+    chunks: list[tuple[int, bytes]] = []
+    offset = 12
+    while offset + 8 <= length:
+        size, kind = struct.unpack_from("<II", raw, offset)
+        start = offset + 8
+        if start + size > length:
+            raise GltfError(
+                f"{p.name}: truncated GLB: chunk {len(chunks)} at byte {offset} claims {size} bytes, "
+                f"only {length - start} remain"
+            )
+        chunks.append((kind, raw[start : start + size]))
+        offset = start + size
+    if not chunks or chunks[0][0] != _CHUNK_JSON:
+        raise GltfError(f"{p.name}: the first GLB chunk must be JSON (4.4.3.1)")
+    doc_json = _parse_json(p, chunks[0][1], "the GLB JSON chunk")
+    binary = chunks[1][1] if len(chunks) > 1 and chunks[1][0] == _CHUNK_BIN else None
+    return doc_json, binary
+
+
+def _load_buffers(p: Path, doc_json: dict[str, Any], glb_bin: bytes | None) -> tuple[bytes, ...]:
+    out: list[bytes] = []
+    for i, buf in enumerate(doc_json.get("buffers", [])):
+        uri = buf.get("uri")
+        where = f"{p.name}: buffer {i}"
+        if uri is None:
+            # 4.4.3.3: the buffer without uri is the GLB's BIN chunk (only the first buffer may be).
+            if i != 0 or glb_bin is None:
+                raise GltfError(f"{where}: has no uri and the file has no GLB binary chunk for it")
+            data = glb_bin
+        elif uri.startswith("data:"):
+            header, _, payload = uri.partition(",")
+            if not header.endswith(";base64"):
+                raise GltfError(f"{where}: data URI is not base64 ({header[:40]!r})")
+            try:
+                data = base64.b64decode(payload, validate=True)
+            except ValueError as exc:
+                raise GltfError(f"{where}: data URI is not valid base64 ({exc})") from exc
+        else:
+            target = p.parent / urllib.parse.unquote(uri)
+            try:
+                data = target.read_bytes()
+            except OSError as exc:
+                raise GltfError(
+                    f"{where}: cannot read {target.name!r} ({exc.strerror}); keep it beside the .gltf"
+                ) from exc
+        length = buf.get("byteLength")
+        if not isinstance(length, int) or length < 0:
+            raise GltfError(f"{where}: byteLength {length!r} is not a non-negative integer")
+        if len(data) < length:
+            raise GltfError(f"{where}: truncated: byteLength is {length} but only {len(data)} bytes are there")
+        out.append(data[:length])
+    return tuple(out)
+
+
+def _int_field(doc: GltfDocument, obj: dict[str, Any], key: str, where: str, default: int | None = None) -> int:
+    value = obj.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise doc.fail(where, f"{key} {value!r} is not a non-negative integer")
+    return value
+
+
+def _element_layout(component_type: int, kind: str) -> tuple[int, int, int]:
+    """(columns, rows, column stride in bytes) of one element; 3.6.2.4 pads matrix columns to 4 bytes."""
+    size = np.dtype(COMPONENT_DTYPES[component_type]).itemsize
+    if kind.startswith("MAT"):
+        n = int(kind[3])
+        column = n * size
+        return n, n, (column + 3) // 4 * 4
+    n = TYPE_COMPONENTS[kind]
+    return 1, n, n * size
+
+
+def _view_bytes(doc: GltfDocument, view_index: Any, where: str) -> tuple[bytes, int | None]:
+    """The bytes of a buffer view and its byteStride (None when tightly packed)."""
+    view = doc.item("bufferViews", view_index, where)
+    vwhere = f"bufferView {view_index}"
+    buffer_index = view.get("buffer")
+    doc.item("buffers", buffer_index, vwhere)
+    assert isinstance(buffer_index, int)  # checked by doc.item
+    data = doc.buffers[buffer_index]
+    start = _int_field(doc, view, "byteOffset", vwhere, 0)
+    length = _int_field(doc, view, "byteLength", vwhere)
+    if start + length > len(data):
+        raise doc.fail(
+            vwhere, f"bytes {start}..{start + length} run past the end of buffer {buffer_index} ({len(data)} bytes)"
+        )
+    stride = view.get("byteStride")
+    if stride is not None and (not isinstance(stride, int) or not 4 <= stride <= 252 or stride % 4):
+        raise doc.fail(vwhere, f"byteStride {stride!r} must be a multiple of 4 in 4..252 (3.6.2.4)")
+    return data[start : start + length], stride
+
+
+def _strided(
+    doc: GltfDocument,
+    view_index: Any,
+    offset: int,
+    count: int,
+    component_type: int,
+    kind: str,
+    where: str,
+    allow_stride: bool = True,
+) -> NDArray[Any]:
+    """``count`` elements read from a buffer view as stored: (count, components) of the file's dtype."""
+    data, stride = _view_bytes(doc, view_index, where)
+    dtype = np.dtype(COMPONENT_DTYPES[component_type])
+    cols, rows, column_stride = _element_layout(component_type, kind)
+    element = cols * column_stride if cols > 1 else rows * dtype.itemsize
+    step = stride if (stride is not None and allow_stride) else element
+    if step < element:
+        raise doc.fail(where, f"byteStride {step} is smaller than one element ({element} bytes)")
+    if count and offset + (count - 1) * step + element > len(data):
+        raise doc.fail(
+            where,
+            f"{count} elements of {element} bytes (stride {step}) from byte {offset} run past the end of "
+            f"bufferView {view_index} ({len(data)} bytes)",
+        )
+    if count == 0:
+        return np.zeros((0, cols * rows), dtype=dtype)
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    # Copy each element's bytes out (any alignment), then view them as the component type.
+    idx = offset + np.arange(count)[:, None] * step
+    if cols > 1:
+        cols_off = (np.arange(cols)[:, None] * column_stride + np.arange(rows * dtype.itemsize)[None, :]).ravel()
+    else:
+        cols_off = np.arange(rows * dtype.itemsize)
+    raw = buffer[idx + cols_off[None, :]]
+    return np.ascontiguousarray(raw).view(dtype).reshape(count, cols * rows)
+
+
+def accessor_info(doc: GltfDocument, index: int, referrer: str = "") -> dict[str, Any]:
+    """The accessor's JSON after checking componentType, type and count."""
+    where = referrer or "a reference"
+    acc = doc.item("accessors", index, where)
+    awhere = f"accessor {index}"
+    if acc.get("componentType") not in COMPONENT_DTYPES:
+        raise doc.fail(awhere, f"componentType {acc.get('componentType')!r} is not one of {sorted(COMPONENT_DTYPES)}")
+    if acc.get("type") not in TYPE_COMPONENTS:
+        raise doc.fail(awhere, f"type {acc.get('type')!r} is not one of {sorted(TYPE_COMPONENTS)}")
+    _int_field(doc, acc, "count", awhere)
+    if acc.get("normalized") and acc["componentType"] in (5125, 5126):
+        raise doc.fail(awhere, "normalized is true on a FLOAT or UNSIGNED_INT accessor (3.6.2.2)")
+    return acc
+
+
+def read_accessor_stored(doc: GltfDocument, index: int, referrer: str = "") -> NDArray[Any]:
+    """An accessor's values exactly as stored (sparse substitution applied, no dequantisation).
+
+    Parameters
+    ----------
+    doc : GltfDocument
+    index : int
+        Accessor index.
+    referrer : str
+        Who asked (``mesh 0 primitive 1 WEIGHTS_0``), for error messages.
+
+    Returns
+    -------
+    (count, C) array of the accessor's component dtype
+        ``C`` components per element (16 for MAT4, column-major as stored).
+    """
+    acc = accessor_info(doc, index, referrer)
+    awhere = f"accessor {index}" + (f" ({referrer})" if referrer else "")
+    ctype: int = acc["componentType"]
+    kind: str = acc["type"]
+    count: int = acc["count"]
+    ncomp = TYPE_COMPONENTS[kind]
+    if "bufferView" in acc:
+        values = _strided(
+            doc, acc["bufferView"], _int_field(doc, acc, "byteOffset", awhere, 0), count, ctype, kind, awhere
+        )
+    else:
+        # 3.6.2.3: without a bufferView the accessor is zeros (sparse may then fill it).
+        values = np.zeros((count, ncomp), dtype=COMPONENT_DTYPES[ctype])
+    sparse = acc.get("sparse")
+    if sparse is not None:
+        values = values.copy()
+        swhere = f"{awhere} sparse"
+        n = _int_field(doc, sparse, "count", swhere)
+        ind = sparse.get("indices", {})
+        val = sparse.get("values", {})
+        if ind.get("componentType") not in (5121, 5123, 5125):
+            raise doc.fail(swhere, f"indices componentType {ind.get('componentType')!r} must be 5121, 5123 or 5125")
+        # Sparse indices and values are tightly packed (3.6.2.3): no byteStride.
+        where_i = _strided(
+            doc,
+            ind.get("bufferView"),
+            _int_field(doc, ind, "byteOffset", swhere, 0),
+            n,
+            ind["componentType"],
+            "SCALAR",
+            swhere + " indices",
+            allow_stride=False,
+        )[:, 0].astype(np.int64)
+        subst = _strided(
+            doc,
+            val.get("bufferView"),
+            _int_field(doc, val, "byteOffset", swhere, 0),
+            n,
+            ctype,
+            kind,
+            swhere + " values",
+            allow_stride=False,
+        )
+        if n and (where_i.min() < 0 or where_i.max() >= count):
+            raise doc.fail(swhere, f"index {int(where_i.max())} is outside the accessor's {count} elements")
+        if n > 1 and np.any(np.diff(where_i) <= 0):
+            raise doc.fail(swhere, "indices must strictly increase (3.6.2.3)")
+        values[where_i] = subst
+    return values
+
+
+def dequantise(values: NDArray[Any], component_type: int, normalized: bool) -> NDArray[np.float64]:
+    """Stored values as float64, normalised integers mapped per 3.11 (``max(c / 127, -1)`` etc.).
+
+    Parameters
+    ----------
+    values : (N, C) any integer or float dtype
+    component_type : int
+    normalized : bool
+
+    Returns
+    -------
+    (N, C) float64
+    """
+    out = values.astype(np.float64)
+    if normalized and component_type in NORMALISATION_SCALE:
+        out = out / NORMALISATION_SCALE[component_type]
+        if component_type in (5120, 5122):
+            out = np.maximum(out, -1.0)
+    return out
+
+
+def read_accessor(doc: GltfDocument, index: int, referrer: str = "") -> NDArray[np.float64]:
+    """An accessor's values as float64 (normalised integers dequantised, sparse applied).
+
+    Returns
+    -------
+    (count, C) float64
+    """
+    acc = accessor_info(doc, index, referrer)
+    return dequantise(read_accessor_stored(doc, index, referrer), acc["componentType"], bool(acc.get("normalized")))
+
+
+def as_matrices(flat: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Column-major MAT4 elements ``(N, 16)`` as row-major ``(N, 4, 4)`` matrices (M[i, j], row i)."""
+    mats: NDArray[np.float64] = flat.reshape(-1, 4, 4).transpose(0, 2, 1).copy()
+    return mats
