@@ -1,0 +1,242 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The recomputation against Blender, bind-pose drift and engine divergence on
+numpy rigs (core tier).
+
+"Blender" here is tests/factories/numpy_rigs.blender_positions: a per-vertex
+Python loop of the Armature modifier's formula, rounded to float32; the
+engine is numpy_rigs.engine_positions; poses come from numpy_rigs.channels.
+None of them calls skin_audit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from skin_audit.core.audit.skinned_mesh import ArmatureModifierSettings
+from tests.core.audit.rule_helpers import audit, codes, only
+from tests.factories import numpy_rigs as nr
+
+V = 72
+POSED = {"Child": nr.rotation("x", 0.8)}
+#: float32 positions of a size-2 mesh against the float64 recomputation (measured ~1.2e-7).
+FLOAT32_MATCH = 1e-6
+
+
+def clean(basis=None) -> nr.Rig:
+    return nr.chain_tube(basis=POSED if basis is None else basis)
+
+
+def with_groups(rig: nr.Rig, **groups) -> nr.Rig:
+    new = {k: v.copy() for k, v in rig.groups.items()}
+    new.update({k: np.asarray(v, dtype=np.float64) for k, v in groups.items()})
+    return nr.Rig(rig.rows, rig.rest, new, rig.edges, rig.basis)
+
+
+def object_matrix() -> np.ndarray:
+    """A mesh-to-armature matrix with rotation, translation and uniform scale."""
+    m = nr.rotation("z", 0.4) @ nr.rotation("x", -0.3)
+    m[:3, :3] *= 1.5
+    m[:3, 3] = (0.3, -1.0, 2.0)
+    return m
+
+
+# ------------------------------------------------------------ skinning-mismatch
+
+
+def _variant(name: str):
+    """(rig, skinned_mesh keywords) for a piece of the modifier's semantics."""
+    rig = clean()
+    if name == "posed chain":
+        return rig, {}
+    if name == "object transforms":
+        return rig, {"mesh_to_armature": object_matrix()}
+    if name == "translated, scaled and rotated pose":
+        basis = {"Root": nr.rotation("z", 0.5), "Child": nr.rotation("y", 1.1) @ np.diag([1.3, 0.7, 1.0, 1.0])}
+        basis["Root"][:3, 3] = (0.2, 0.0, -0.4)
+        return clean(basis), {}
+    if name == "unnormalised and tiny sums":
+        root, child = rig.groups["Root"].copy(), rig.groups["Child"].copy()
+        root[nr.ring(4)] = child[nr.ring(4)] = 0.2
+        child[nr.ring(7)] = 3e-4  # just above the 1e-4 rule, renormalised to a full weight
+        root[nr.ring(0)] = 5e-5  # below it: stays put
+        return with_groups(rig, Root=root, Child=child), {}
+    if name.startswith("mask"):
+        mask = np.linspace(0.0, 1.0, V)
+        return with_groups(rig, Mask=mask), {"modifier": ArmatureModifierSettings(
+            "A", mask_group="Mask", invert_mask=name.endswith("inverted"))}
+    if name == "non-deform bone's group":
+        root, child = rig.rows  # Child's weights are ignored; Root's renormalised to full weight
+        return nr.Rig((root, nr.BoneRow(**{**child.__dict__, "use_deform": False})), rig.rest, rig.groups,
+                      rig.edges, {**rig.basis, "Root": nr.rotation("z", 0.3)}), {}
+    raise ValueError(name)
+
+
+@pytest.mark.parametrize("variant", ["posed chain", "object transforms", "translated, scaled and rotated pose",
+                                     "unnormalised and tiny sums", "mask", "mask inverted",
+                                     "non-deform bone's group"])
+def test_recomputation_matches_the_modifiers_formula(variant):
+    rig, kw = _variant(variant)
+    result = audit(nr.skinned_mesh(rig, **kw))
+    assert "skinning-mismatch" not in codes(result)
+    assert result.metrics["vertices_compared"] == V
+    assert result.metrics["max_numpy_vs_blender"] <= FLOAT32_MATCH
+    # The pose really moves something: a comparison with a still mesh proves nothing.
+    moved = nr.skinned_mesh(rig, **kw).blender - rig.rest
+    assert np.abs(moved).max() > 0.1
+
+
+def test_skinning_mismatch_names_the_vertices_that_moved_otherwise():
+    rig = clean()
+    blender = nr.skinned_mesh(rig).blender.copy()
+    blender[[20, 50]] += (0.0, 0.01, 0.0)
+    result = audit(nr.skinned_mesh(rig, blender=blender))
+    found = only(result, "skinning-mismatch", "ERROR")
+    assert (found.vertices, found.count) == ((20, 50), 2)
+    assert found.details["max_difference"] == pytest.approx(0.01, rel=1e-3)
+    assert result.metrics["max_numpy_vs_blender"] == pytest.approx(0.01, rel=1e-3)
+
+
+def test_without_blenders_positions_nothing_is_compared():
+    result = audit(nr.skinned_mesh(clean(), blender=None))
+    assert result.metrics["max_numpy_vs_blender"] is None and "vertices_compared" not in result.metrics
+
+
+# ------------------------------------------------------------ dqs-order-sensitive
+
+
+def _three_bone_rig(child_twist_degrees: float) -> nr.Rig:
+    """Bones A, B, C on +Y; ring 4 weighs A .4, B .3, C .3 (group order A, B, C).
+
+    B twists 150 degrees and C a further ``child_twist_degrees``.  With 60, C's
+    rotation is 210 degrees: as a unit quaternion with w >= 0 it is
+    (cos 75, 0, -sin 75, 0), opposed to A + B's running sum (dot < 0), so
+    Blender's result depends on the order it stores the weights in.  With 0 no
+    sign flips.
+    """
+    rig = nr.chain_tube(("A", "B", "C"), basis={"B": nr.rotation("y", math.radians(150)),
+                                                "C": nr.rotation("y", math.radians(child_twist_degrees))})
+    groups = {k: v.copy() for k, v in rig.groups.items()}
+    for name, w in (("A", 0.4), ("B", 0.3), ("C", 0.3)):
+        groups[name][nr.ring(4)] = w
+    return nr.Rig(rig.rows, rig.rest, groups, rig.edges, rig.basis)
+
+
+def test_dqs_order_sensitive():
+    dqs = ArmatureModifierSettings("A", preserve_volume=True)
+    found = only(audit(nr.skinned_mesh(_three_bone_rig(60.0), blender=None, modifier=dqs)),
+                 "dqs-order-sensitive", "INFO")
+    assert (found.vertices, found.count) == (tuple(nr.ring(4)), 8)
+    assert "dqs-order-sensitive" not in codes(audit(nr.skinned_mesh(_three_bone_rig(0.0), blender=None,
+                                                                    modifier=dqs)))
+    # Only Preserve Volume blends quaternions.
+    assert "dqs-order-sensitive" not in codes(audit(nr.skinned_mesh(_three_bone_rig(60.0))))
+
+
+# ------------------------------------------------------------ bind-pose-drift
+
+
+def test_bind_pose_drift_at_rest_position_names_its_causes():
+    rig = clean()
+    at_rest = rig.rest.copy()
+    at_rest[[3, 4]] += (0.0, 0.0, 0.01)
+    mesh = nr.skinned_mesh(rig, modelled=rig.rest, blender_at_rest=at_rest, shape_keys_active=("Key 1",),
+                           modifiers_before=("Displace",))
+    found = only(audit(mesh), "bind-pose-drift", "ERROR")
+    assert (found.vertices, found.count) == ((3, 4), 2)
+    assert found.details["causes"] == ["shape key 'Key 1'", "modifier 'Displace'"]
+    assert found.details["max_drift"] == pytest.approx(0.01)
+    still = nr.skinned_mesh(rig, modelled=rig.rest, blender_at_rest=rig.rest.astype(np.float32).astype(float))
+    assert "bind-pose-drift" not in codes(audit(still))
+
+
+def test_bind_pose_drift_from_a_bone_held_away_from_rest():
+    rig = clean()
+    held = nr.channels(rig.rows, {"Child": nr.rotation("x", 0.3)})
+    result = audit(nr.skinned_mesh(rig, cleared_channel=held))
+    found = only(result, "bind-pose-drift", "ERROR")
+    # Every vertex Child weighs moves, except the two on Child's X axis (the line y = 1, z = 0).
+    on_axis = {32, 36}
+    expected = tuple(v for r in range(3, 9) for v in nr.ring(r) if v not in on_axis)
+    assert (found.vertices, found.count, found.bones) == (expected, len(expected), ("Child",))
+    # The drift is the pose's own displacement, from the independent loop.
+    own = nr.blender_positions(rig.rest, rig.group_names, rig.weight_array(), rig.rows, held, float32=False)
+    assert found.details["max_drift"] == pytest.approx(np.linalg.norm(own - rig.rest, axis=1).max(), rel=1e-9)
+    identity = np.broadcast_to(np.eye(4), (2, 4, 4)).copy()
+    assert "bind-pose-drift" not in codes(audit(nr.skinned_mesh(rig, cleared_channel=identity)))
+
+
+# ------------------------------------------------------------ engine-divergence
+
+
+def stress_channels(rig: nr.Rig, degrees: float = 90.0) -> list[np.ndarray]:
+    """Every deform bone turned about its own X, Y, Z by ``degrees`` at once (the README's stress poses)."""
+    return [nr.channels(rig.rows, {r.name: nr.rotation(axis, math.radians(degrees)) for r in rig.rows
+                                   if r.use_deform}) for axis in "xyz"]
+
+
+def own_divergence(rig: nr.Rig, weights=None, mesh_to_armature=None, mask_group: str = "") -> np.ndarray:
+    """(V,) the largest engine-vs-Blender distance at the current pose and the three stress poses."""
+    w = rig.weight_array() if weights is None else weights
+    worst = np.zeros(len(rig.rest))
+    for channel in [rig.channel()] + stress_channels(rig):
+        b = nr.blender_positions(rig.rest, rig.group_names, w, rig.rows, channel, mesh_to_armature, mask_group,
+                                 float32=False)
+        e = nr.engine_positions(rig.rest, rig.group_names, w, rig.rows, channel, 4, mesh_to_armature)
+        worst = np.maximum(worst, np.linalg.norm(b - e, axis=1))
+    return worst
+
+
+def test_engine_divergence_of_unnormalised_weights():
+    rig = clean()
+    root, child = rig.groups["Root"].copy(), rig.groups["Child"].copy()
+    root[nr.ring(4)] = child[nr.ring(4)] = 0.45
+    off = with_groups(rig, Root=root, Child=child)
+    result = audit(nr.skinned_mesh(off))
+    found = only(result, "engine-divergence", "WARNING")
+    own = own_divergence(off)
+    expected = tuple(np.flatnonzero(own > 1e-3 * 2.0).tolist())
+    assert expected == tuple(nr.ring(4))
+    assert (found.vertices, found.count) == (expected, 8)
+    np.testing.assert_allclose(result.measures["engine_divergence"], own, atol=1e-9)
+
+
+def test_engine_divergence_found_at_a_stress_pose_only():
+    """At rest a masked vertex sits where an engine puts it; a stress pose moves it only in the engine."""
+    rig = clean(basis={})
+    mask = np.ones(V)
+    mask[nr.ring(5)] = 0.5
+    masked = with_groups(rig, Mask=mask)
+    mesh = nr.skinned_mesh(masked, modifier=ArmatureModifierSettings("A", mask_group="Mask"))
+    own = own_divergence(masked, mask_group="Mask")
+    current = np.linalg.norm(nr.engine_positions(rig.rest, masked.group_names, masked.weight_array(), rig.rows,
+                                                 rig.channel()) - mesh.blender, axis=1)
+    assert current.max() < 1e-6  # nothing to see at the current pose
+    result = audit(mesh)
+    found = only(result, "engine-divergence", "WARNING")
+    assert found.vertices == tuple(nr.ring(5)) == tuple(np.flatnonzero(own > 2e-3).tolist())
+    assert found.details["pose"] != "current"
+    np.testing.assert_allclose(result.measures["engine_divergence"], own, atol=1e-9)
+
+
+def test_engines_collapse_unweighted_vertices_to_the_armature_origin():
+    rig = clean()
+    root = rig.groups["Root"].copy()
+    root[nr.ring(0)] = 0.0
+    pre = object_matrix()
+    unweighted = with_groups(rig, Root=root)
+    result = audit(nr.skinned_mesh(unweighted, mesh_to_armature=pre))
+    origin = np.linalg.inv(pre)[:3, 3]  # the armature's origin in mesh space
+    expected = np.linalg.norm(rig.rest[nr.ring(0)] - origin, axis=1)
+    np.testing.assert_allclose(result.measures["engine_divergence"][nr.ring(0)], expected, rtol=1e-9)
+    assert set(nr.ring(0)) <= set(only(result, "engine-divergence").vertices)
+    np.testing.assert_allclose(result.measures["engine_divergence"], own_divergence(unweighted, mesh_to_armature=pre),
+                               atol=1e-9)
+
+
+def test_no_engine_divergence_on_clean_weights():
+    result = audit(nr.skinned_mesh(clean()))
+    assert "engine-divergence" not in codes(result)
+    assert result.metrics["max_engine_divergence"] < 1e-9
