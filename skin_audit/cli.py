@@ -117,23 +117,20 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     from .blender.session import require_bpy
 
     require_bpy()
-    import bpy
 
-    from .blender.run.audit_files import audit_paths
-    from .core.audit.report import AuditReport
-    from .core.audit.summary import summary_text
+    from .blender.run.audit_files import audit_paths, make_report
+    from .core.audit.summary import audit_summary_text
     from .core.findings import at_or_above
-    from .core.output_files import write_all
-    from .core.twist.outputs import dumps
+    from .core.output_files import json_text, write_all
 
     options = AuditOptions(max_influences=args.max_influences, weight_tolerance=args.weight_tolerance,
                            fail_on=args.fail_on, shape_checks=not args.no_shape_checks)
     files = audit_paths(args.paths, options, args.object)
-    report = AuditReport(__version__, bpy.app.version_string, options.to_dict(), files)
+    report = make_report(files, options)
     if args.json:
         target = Path(args.json).resolve()
-        write_all(target.parent, {target.name: dumps(report.to_dict())})
-    out.write(summary_text(report, args.fail_on))
+        write_all(target.parent, {target.name: json_text(report.to_dict())})
+    out.write(audit_summary_text(report, args.fail_on))
     if any(fa.status != "ok" for fa in files):
         return EXIT_UNUSABLE
     findings = [f for fa in files for f in fa.findings]

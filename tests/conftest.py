@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-#: The oldest Blender the project claims (SPEC: Blender 4.2 LTS and newer).
+#: The oldest Blender the project claims (blender_manifest.toml: blender_version_min).
 OLDEST_BLENDER = (4, 2, 0)
 
 

@@ -8,11 +8,13 @@ so a failure leaves no half-written output behind.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError
 
@@ -51,3 +53,11 @@ def write_all(folder: str | os.PathLike[str], files: Mapping[str, str]) -> list[
         raise InputError(f"cannot write the outputs in {str(out)!r}: {exc}") from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def json_text(data: dict[str, Any]) -> str:
+    """Strict JSON text (no NaN or Infinity literals); floats round-trip exactly (Python's repr).
+
+    The one JSON writer: the twist scene, the audit report, the panel's export.
+    """
+    return json.dumps(data, indent=1, allow_nan=False) + "\n"

@@ -8,7 +8,7 @@ mesh's size and allow a few float32 rounding steps.
 
 from __future__ import annotations
 
-#: Strict core: |sum of weights - 1| allowed (seed 000). No normalisation.
+#: Strict core: |sum of weights - 1| allowed (docs/twist-experiment.md). No normalisation.
 WEIGHT_SUM = 1e-12
 
 #: Largest absolute matrix entry accepted; bigger values are a units or export bug.

@@ -8,7 +8,6 @@ message a person can act on.  Tests call the operators; nothing here draws.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,15 +16,15 @@ from pathlib import Path
 
 import bpy
 
-from .. import __version__
-from ..blender.build import twist_rig as demo_rig
+from ..blender.build import twist_rig
 from ..blender.run import audit_scene
+from ..blender.run.audit_files import make_report
 from ..blender.run.twist_run import run_twist_experiment
-from ..blender.show import heatmap, selection
-from ..blender.show import pose_preview as test_pose
-from ..core.audit.report import AuditReport, FileAudit
+from ..blender.show import heatmap, pose_preview, selection
+from ..core.audit.options import AuditOptions
+from ..core.audit.report import FileAudit
 from ..core.errors import InputError, SkinAuditError
-from ..core.output_files import write_all
+from ..core.output_files import json_text, write_all
 from . import state
 from .properties import SkinAuditSettings, audit_options
 
@@ -50,17 +49,17 @@ def progress(context: bpy.types.Context) -> Iterator[Callable[[int, int], None]]
 # Twist demo ------------------------------------------------------------------
 
 
-def build_demo(context: bpy.types.Context, settings: SkinAuditSettings) -> demo_rig.DemoRig:
+def build_demo(context: bpy.types.Context, settings: SkinAuditSettings) -> twist_rig.DemoRig:
     """Build (or rebuild) the demo rig, posed and switched as the panel's settings say."""
-    rig = demo_rig.build_demo_rig(context)
-    demo_rig.set_twist(rig, math.degrees(settings.twist_angle))
-    demo_rig.set_method(rig, settings.method.lower())
+    rig = twist_rig.build_demo_rig(context)
+    twist_rig.set_twist(rig, math.degrees(settings.twist_angle))
+    twist_rig.set_method(rig, settings.method.lower())
     state.set_twist_readout(context.scene.name, None)
     return rig
 
 
-def require_demo_rig(scene: bpy.types.Scene) -> demo_rig.DemoRig:
-    rig = demo_rig.find_demo_rig(scene)
+def require_demo_rig(scene: bpy.types.Scene) -> twist_rig.DemoRig:
+    rig = twist_rig.find_demo_rig(scene)
     if rig is None:
         raise InputError(f"scene {scene.name!r} has no demo rig: press Build Demo Rig first")
     return rig
@@ -174,7 +173,7 @@ def show_test_pose(context: bpy.types.Context, mesh_index: int, finding_index: i
     pose = pose_details(finding)
     if pose is None or not audit.armature:
         raise InputError(f"finding {finding.code!r} has no test pose to show")
-    test_pose.apply_test_pose(_audited_object(audit.armature), *pose)
+    pose_preview.apply_test_pose(_audited_object(audit.armature), *pose)
     return str(finding.details.get("pose", f"{pose[0]} {pose[1]} {pose[2]:+g}"))
 
 
@@ -218,15 +217,10 @@ def clear_heatmap(context: bpy.types.Context) -> int:
 
 
 def report_json(result: state.AuditResult) -> str:
-    """The last audit as the JSON report (core.report's format)."""
-    options = result.options.to_dict() if result.options is not None else {}
-    report = AuditReport(
-        tool_version=__version__,
-        blender_version=bpy.app.version_string,
-        options=options,
-        files=(FileAudit(path=bpy.data.filepath, status="ok", meshes=result.meshes),),
-    )
-    return json.dumps(report.to_dict(), indent=1, allow_nan=False) + "\n"
+    """The last audit as the JSON report (docs/report-format.md)."""
+    options = result.options if result.options is not None else AuditOptions()
+    files = (FileAudit(path=bpy.data.filepath, status="ok", meshes=result.meshes),)
+    return json_text(make_report(files, options).to_dict())
 
 
 def export_report(context: bpy.types.Context, filepath: str) -> Path:

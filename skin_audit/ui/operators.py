@@ -8,7 +8,7 @@ import bpy
 from bpy.props import EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
-from ..blender.build import twist_rig as demo_rig
+from ..blender.build import twist_rig
 from ..core.errors import SkinAuditError
 from ..core.findings import worst_severity
 from . import actions, state
@@ -93,7 +93,7 @@ class SKIN_AUDIT_OT_measure_twist(bpy.types.Operator):
     def poll(cls, context):
         if not _poll_scene(cls, context):
             return False
-        if demo_rig.find_demo_rig(context.scene) is None:
+        if twist_rig.find_demo_rig(context.scene) is None:
             cls.poll_message_set("Build the demo rig first")
             return False
         return _poll_not_edit(cls, context, "measuring")

@@ -12,7 +12,7 @@ import textwrap
 
 import bpy
 
-from ..blender.build import twist_rig as demo_rig
+from ..blender.build import twist_rig
 from ..core.findings import Finding, worst_severity
 from . import state
 
@@ -88,7 +88,7 @@ class SKIN_AUDIT_PT_twist(SkinAuditPanel, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         settings = context.scene.skin_audit
-        rig = demo_rig.find_demo_rig(context.scene)
+        rig = twist_rig.find_demo_rig(context.scene)
         layout.operator("skin_audit.build_demo", icon="MESH_CYLINDER",
                         text="Rebuild Demo Rig" if rig is not None else "Build Demo Rig")
         if rig is None:

@@ -12,7 +12,7 @@ import math
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty
 
-from ..blender.build import twist_rig as demo_rig
+from ..blender.build import twist_rig
 from ..core.audit.options import AuditOptions
 
 _DEFAULTS = AuditOptions()
@@ -24,15 +24,15 @@ METHOD_ITEMS = (
 
 
 def _update_twist(self: SkinAuditSettings, _context: bpy.types.Context) -> None:
-    rig = demo_rig.find_demo_rig(self.id_data)
+    rig = twist_rig.find_demo_rig(self.id_data)
     if rig is not None:
-        demo_rig.set_twist(rig, math.degrees(self.twist_angle))
+        twist_rig.set_twist(rig, math.degrees(self.twist_angle))
 
 
 def _update_method(self: SkinAuditSettings, _context: bpy.types.Context) -> None:
-    rig = demo_rig.find_demo_rig(self.id_data)
+    rig = twist_rig.find_demo_rig(self.id_data)
     if rig is not None:
-        demo_rig.set_method(rig, self.method.lower())
+        twist_rig.set_method(rig, self.method.lower())
 
 
 class SkinAuditSettings(bpy.types.PropertyGroup):

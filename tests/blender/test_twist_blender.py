@@ -296,7 +296,7 @@ def test_control_blender_deformation_against_closed_form(bpy, rig, degrees, pres
     assert np.abs(radius(got[mid]) - abs(math.cos(theta / 2.0))).max() <= TOL32
     assert np.abs(got[:, 2] - bind[:, 2]).max() <= TOL32
 
-    # SPEC 5: co' = sum_j w_j C_j co with C_j = pose_bone.matrix @ bone.matrix_local^-1, from
+    # Blender's armature_deform.cc: co' = sum_j w_j C_j co with C_j = pose_bone.matrix @ bone.matrix_local^-1, from
     # Blender's own matrices (the mesh is parented to the armature; both at the origin).
     arm = rig.armature
     assert np.allclose(np.array(arm.matrix_world), np.eye(4))

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The seed's twist experiment in float64 (SPEC section 2): every figure of its table,
+"""The seed's twist experiment in float64 (docs/twist-experiment.md): every figure of its table,
 the rig behind it, and the closed forms checked against hand computation."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The twist experiment's open cylinder (SPEC section 2) and the bind-mesh checks."""
+"""The twist experiment's open cylinder (docs/twist-experiment.md) and the bind-mesh checks."""
 
 from __future__ import annotations
 

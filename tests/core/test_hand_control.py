@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The hand control (SPEC section 2) that catches matrix-order mistakes the cylinder cannot."""
+"""The hand control (docs/twist-experiment.md) that catches matrix-order mistakes the cylinder cannot."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from tests.factories.hand_control import EXPECTED, POINT, run_hand_control
 
-# The SPEC's control, written out: B_1 = Ty(1), G_1 = Ty(1) Rz(90), C_0 = I, p = (1, 1, 0).
+# The hand control of docs/twist-experiment.md, written out: B_1 = Ty(1), G_1 = Ty(1) Rz(90), C_0 = I, p = (1, 1, 0).
 TY1 = np.array([[1.0, 0, 0, 0], [0, 1, 0, 1], [0, 0, 1, 0], [0, 0, 0, 1]])
 TY1_INV = np.array([[1.0, 0, 0, 0], [0, 1, 0, -1], [0, 0, 1, 0], [0, 0, 0, 1]])
 RZ90 = np.array([[0.0, -1, 0, 0], [1, 0, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])

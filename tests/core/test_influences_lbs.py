@@ -127,7 +127,7 @@ def test_weight_sum_tolerance_is_1e_12_and_nothing_is_normalised():
     np.testing.assert_array_equal(w, [[0.25, 0.75]])
 
 
-# The catalogue of bad inputs (SPEC section 3): each is a separate error type or message,
+# The catalogue of bad inputs (docs/twist-experiment.md, strict core): each is a separate error type or message,
 # and each message names where the problem is.
 P = np.zeros((4, 3))
 IDX = np.array([[0, 1], [0, 1], [1, 0], [0, 1]])

@@ -14,8 +14,9 @@ from skin_audit.core.errors import InputError, VerificationError
 from skin_audit.core.maths.affine import skinning_matrices, translation_only_inverse
 from skin_audit.core.maths.dqs import dual_quaternion_skinning
 from skin_audit.core.maths.lbs import linear_blend_skinning
+from skin_audit.core.output_files import json_text as dumps
 from skin_audit.core.twist.cylinder import build_cylinder, linear_height_weights
-from skin_audit.core.twist.outputs import SCENE_FORMAT, Scene, ScenePose, dumps, scene_json
+from skin_audit.core.twist.outputs import SCENE_FORMAT, Scene, ScenePose, scene_json
 from skin_audit.core.twist.seed import seed_rig
 from skin_audit.core.twist.verify import load_scene, verify_scene
 

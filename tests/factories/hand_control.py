@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The hand-computed control that catches matrix-order mistakes (SPEC section 2).
+"""The hand-computed control that catches matrix-order mistakes (docs/twist-experiment.md).
 
 The cylinder cannot: its joint translation is along the rotation axis and
 commutes with the rotation.  Here ``B_1 = Ty(1)``, ``G_1 = Ty(1) Rz(90)``,

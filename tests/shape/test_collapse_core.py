@@ -39,7 +39,7 @@ def axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
 
 
 def closed_form_ratio(w: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """SPEC section 2: ``r'/r = sqrt(1 - 4 w (1 - w) sin^2(theta / 2))``."""
+    """docs/twist-experiment.md: ``r'/r = sqrt(1 - 4 w (1 - w) sin^2(theta / 2))``."""
     return np.sqrt(np.maximum(1.0 - 4.0 * w * (1.0 - w) * np.sin(theta / 2.0) ** 2, 0.0))
 
 
@@ -88,7 +88,7 @@ def test_two_bone_twist_identity_through_blended_linear():
     expected = closed_form_ratio(W_GRID, THETA_GRID)
     assert np.abs(smallest - expected).max() <= EXACT
     assert np.abs(det - expected**2).max() <= EXACT
-    # The cylinder's own figures (SPEC section 2): mid ring at 0 / 90 / 180 degrees, theta 120 at w 1/2, 1/4.
+    # The cylinder's own figures (docs/twist-experiment.md): mid ring at 0 / 90 / 180 degrees, theta 120 at w 1/2, 1/4.
     for w, deg, ratio in ((0.5, 0.0, 1.0), (0.5, 90.0, 0.707106781186548), (0.5, 180.0, 0.0),
                           (0.5, 120.0, 0.5), (0.25, 120.0, np.sqrt(7.0) / 4.0)):
         a = (1.0 - w) * np.eye(3) + w * axis_rotation(np.array([0.0, 0.0, 1.0]), np.radians(deg))

@@ -107,7 +107,7 @@ def test_demo_cylinder_reports_its_mid_ring_at_180_degrees(bpy):
     rig = build_demo_rig()
     z = own_positions(rig.mesh.data)[:, 2]
     assert np.allclose(z[MID_RING], 1.0)
-    w = z / 2.0  # SPEC section 2: w_child = z / 2
+    w = z / 2.0  # docs/twist-experiment.md: w_child = z / 2
     result = audit(bpy, rig.mesh)
 
     collapse = findings(result, "twist-collapse")

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import bpy
 
+from ... import __version__
 from ...core.audit.options import AuditOptions
-from ...core.audit.report import FileAudit
+from ...core.audit.report import AuditReport, FileAudit
 from ...core.errors import InputError, SkinAuditError
 from ..session import reset_to_empty_scene
 from .audit_scene import audit_meshes, skinned_meshes
@@ -122,3 +123,8 @@ def audit_paths(
         if progress is not None:
             progress(result)
     return tuple(results)
+
+
+def make_report(files: Iterable[FileAudit], options: AuditOptions) -> AuditReport:
+    """The run's report: the one assembly the CLI and the panel's export share."""
+    return AuditReport(__version__, bpy.app.version_string, options.to_dict(), tuple(files))

@@ -6,16 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...core.output_files import write_all
+from ...core.output_files import json_text, write_all
 from ...core.twist.cylinder import MID_RING
 from ...core.twist.outputs import (
     FIGURE_FILE,
     RADII_FILE,
     SCENE_FILE,
-    dumps,
     radii_csv,
     scene_json,
-    summary_text,
+    twist_summary_text,
     wireframe_svg,
 )
 from ...core.twist.seed import seed_figures
@@ -31,9 +30,9 @@ def run_and_write_demo(
     """Run in a fresh empty scene, write all files at once; return (summary, has_errors)."""
     reset_to_empty_scene()
     run = run_twist_experiment(angles_deg, methods)
-    summary = summary_text(run.binds, run.checks, run.findings, seed_figures())
+    summary = twist_summary_text(run.binds, run.checks, run.findings, seed_figures())
     written = write_all(out_dir, {
-        SCENE_FILE: dumps(scene_json(run.scene)),
+        SCENE_FILE: json_text(scene_json(run.scene)),
         RADII_FILE: radii_csv(run.checks),
         FIGURE_FILE: wireframe_svg(run.scene, MID_RING),
         SUMMARY_FILE: summary,

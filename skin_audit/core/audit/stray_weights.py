@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Weights that bleed: vertices far from their bone compared with the bone's
 other vertices, and a bone's weighted region split into islands on one piece
-of the mesh (seed 004: weights bleeding across parts)."""
+of the mesh (weights bleeding across parts)."""
 
 from __future__ import annotations
 

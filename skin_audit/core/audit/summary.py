@@ -13,7 +13,7 @@ def _fmt(value: object) -> str:
     return "n/a" if value is None else str(value)
 
 
-def summary_text(report: AuditReport, fail_on: str) -> str:
+def audit_summary_text(report: AuditReport, fail_on: str) -> str:
     lines = []
     for fa in report.files:
         if fa.status != "ok":

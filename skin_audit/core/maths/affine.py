@@ -2,7 +2,7 @@
 """4x4 affine matrices: construction, validation, the two inverse helpers and
 hierarchy evaluation.
 
-Conventions (SPEC section 1): right-handed, column vectors, radians;
+Conventions (docs/twist-experiment.md): right-handed, column vectors, radians;
 ``p' = M @ p`` with ``p = (x, y, z, 1)``.
 """
 

@@ -3,7 +3,7 @@
 Quaternions", sec. 3.1 and 3.3).
 
 A dual quaternion is stored as (8,) float64: real part (w, x, y, z) then dual
-part (w, x, y, z).  Not in seed 000; added to show that blending rigid
+part (w, x, y, z).  Not in the original experiment; added to show that blending rigid
 transforms as dual quaternions keeps the twisted ring's radius.
 """
 

@@ -2,7 +2,7 @@
 """Checks on per-vertex influences (joint index + weight slots) and points.
 
 The strict core never normalises: a sum that is not 1 is an export or
-indexing bug to report, not to hide (seed 000).
+indexing bug to report, not to hide (docs/twist-experiment.md).
 """
 
 from __future__ import annotations

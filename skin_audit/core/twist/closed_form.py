@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Closed forms of the two-bone twist (SPEC section 2).
+"""Closed forms of the two-bone twist (docs/twist-experiment.md).
 
 With ``C_root = I`` and ``C_child = Rz(theta)``, a point blended with child
 weight ``w`` is ``(1 - w) p + w Rz(theta) p``; its distance to the axis scales

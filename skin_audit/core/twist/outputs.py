@@ -5,7 +5,6 @@ and the human summary.  Inputs are plain data; no Blender here."""
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -127,7 +126,7 @@ def wireframe_svg(scene: Scene, mid_ring: int) -> str:
     return render_svg(panels, title="Twisted cylinder: Blender's Armature modifier (mid ring orange)")
 
 
-def summary_text(
+def twist_summary_text(
     binds: Sequence[BindCheck], checks: Sequence[PoseCheck], findings: Sequence[Finding],
     seed: SeedFigures | None = None,
 ) -> str:
@@ -162,8 +161,3 @@ def summary_text(
     for f in findings:
         lines.append(f"  [{f.severity}] {f.code}: {f.message}")
     return "\n".join(lines) + "\n"
-
-
-def dumps(data: dict[str, Any]) -> str:
-    """JSON text; floats round-trip exactly (Python's repr)."""
-    return json.dumps(data, indent=1, allow_nan=False) + "\n"

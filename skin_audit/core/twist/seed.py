@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The seed's twist experiment in pure float64 numpy (SPEC section 2).
+"""The seed's twist experiment in pure float64 numpy (docs/twist-experiment.md).
 
 No Blender here: the rig is ``B_0 = I``, ``B_1 = Tz(1)``, ``L_1 = Tz(1) Rz(theta)``,
 the hierarchy gives ``G``, and the strict core skins the float64 cylinder.
@@ -15,8 +15,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..maths.affine import evaluate_hierarchy, rotation, skinning_matrices, translation, translation_only_inverse
-from ..maths.quaternions import quaternion_multiply
 from ..maths.lbs import linear_blend_skinning
+from ..maths.quaternions import quaternion_multiply
 from .checks import radial_ratio
 from .closed_form import radius_ratio, twisted_positions
 from .cylinder import MID_RING, Cylinder, build_cylinder, linear_height_weights
@@ -71,7 +71,7 @@ class SeedFigures:
 def seed_figures(
     angles_deg: Sequence[float] = (0.0, 90.0, 180.0), cyl: Cylinder | None = None
 ) -> SeedFigures:
-    """Run the experiment at ``angles_deg`` and measure every figure of SPEC section 2."""
+    """Run the experiment at ``angles_deg`` and measure every figure of docs/twist-experiment.md."""
     cyl = cyl or build_cylinder()
     idx, w = linear_height_weights(cyl.vertices, cyl.height)
     ring_of = cyl.ring_of()
