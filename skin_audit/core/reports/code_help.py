@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What each finding code means and what to do about it, for the report files.
+
+One entry per code the audit can report.  ``rule`` repeats the rule of the
+table in docs/report-format.md (a test checks the codes and default
+severities agree with it); ``action`` is the advice a report shows beside it.
+The package ships without docs/, so the texts live here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: The table of finding codes that ``help_uri`` points into.
+DOC_PATH = "docs/report-format.md"
+
+
+@dataclass(frozen=True)
+class CodeHelp:
+    """The documentation of one finding code."""
+
+    code: str
+    #: Severity the audit gives it; 'WARNING / INFO' when the rule decides between two.
+    severity: str
+    title: str
+    rule: str
+    action: str
+
+    @property
+    def default_level(self) -> str:
+        """The highest severity the code can have (SARIF's default level uses it)."""
+        return self.severity.split("/")[0].strip()
+
+
+def _h(code: str, severity: str, title: str, rule: str, action: str) -> CodeHelp:
+    return CodeHelp(code, severity, title, rule, action)
+
+
+_ENTRIES = (
+    _h("unweighted-vertices", "ERROR", "Vertices without deform weights",
+       "The sum of the vertex's deform weights is at most 1e-4: Blender leaves it in place while the mesh moves.",
+       "Weight the vertices (paint them, or copy weights from their neighbours); engines give them a joint."),
+    _h("weights-not-normalized", "WARNING", "Weights do not sum to 1",
+       "The sum of deform weights differs from 1 by more than the tolerance (1e-4; 'gltf' = 2e-7 per weight). "
+       "Blender divides by the sum silently; engines and exporters may not.",
+       "Normalise the deform weights (Weights > Normalize All, deform groups only)."),
+    _h("too-many-influences", "WARNING", "More influences than an engine keeps",
+       "More than --max-influences deform weights are non-zero on the vertex; engines drop the smallest.",
+       "Limit the influences to the engine's count, then normalise."),
+    _h("group-without-bone", "WARNING", "Vertex group names no bone",
+       "A vertex group with weights names no bone of the modifier's armature; Blender ignores it.",
+       "Rename the group to its bone, merge its weights into a bone, or remove it."),
+    _h("weights-on-non-deform-bone", "WARNING", "Weights on a non-deform bone",
+       "A vertex group with weights names a bone whose Deform is off; Blender ignores the weights.",
+       "Turn Deform on for the bone, or move its weights to a deform bone."),
+    _h("deform-bone-without-weights", "INFO", "Deform bone that moves nothing",
+       "A deform bone that no vertex of this mesh uses.",
+       "Turn Deform off if the bone is a helper; exporters keep deform bones as joints."),
+    _h("bind-pose-drift", "ERROR", "The mesh moves at the bind pose",
+       "At Rest Position the mesh moves (shape keys, modifiers), or with every pose channel cleared "
+       "constraints or drivers hold deform bones away from rest.",
+       "Look at the shape keys, modifiers, constraints and drivers the message names."),
+    _h("skinning-mismatch", "ERROR", "Blender deforms differently from the recomputation",
+       "Blender's deformation differs from the independent numpy recomputation beyond float32 tolerance.",
+       "Report the file: something in the rig is not what the audit models."),
+    _h("engine-divergence", "WARNING", "An engine would draw the mesh elsewhere",
+       "A strict engine (top-N weights, no renormalising) places vertices more than 1e-3 x the mesh size "
+       "away from Blender.",
+       "Fix the weight findings (influences, normalisation) that cause it."),
+    _h("non-finite-weights", "ERROR", "NaN or infinite weights",
+       "Weights that are NaN or infinite: no skinning can use them.", "Repaint or remove the broken groups."),
+    _h("negative-weights", "ERROR", "Negative weights",
+       "Weights below zero: no skinning can use them.", "Clamp the weights to zero or repaint them."),
+    _h("non-finite-positions", "ERROR", "NaN or infinite positions",
+       "Vertex positions that are NaN or infinite.", "Fix the mesh (or the modifier that produced them)."),
+    _h("non-finite-bone-matrices", "ERROR", "NaN or infinite bone matrices",
+       "Bone matrices that are NaN or infinite.", "Fix the bone (zero length, scale 0, a broken constraint)."),
+    _h("multiple-root-bones", "WARNING", "More than one root bone",
+       "The armature has more than one root bone; engines expect one skeleton root.",
+       "Parent the roots under one root bone."),
+    _h("no-deform-bones", "ERROR", "No deform bones",
+       "No bone of the armature has Deform on.", "Turn Deform on for the skinning bones."),
+    _h("non-uniform-armature-scale", "WARNING", "Non-uniform armature scale",
+       "The armature object's scale differs between axes; exporters and engines handle it differently.",
+       "Apply the scale (Object > Apply > Scale) on the armature and its meshes."),
+    _h("negative-armature-scale", "ERROR", "Negative armature scale",
+       "The armature object's scale is negative (mirrored).", "Apply the scale, or mirror the mesh instead."),
+    _h("preserve-volume-on", "INFO", "Preserve Volume (dual quaternions) is on",
+       "The Armature modifier uses dual quaternion skinning; engines use linear blend skinning.",
+       "Turn Preserve Volume off to see what an engine will draw."),
+    _h("bbones-on-deform-bones", "INFO", "B-Bones on deform bones",
+       "Deform bones with B-Bone segments; exporters bake them to plain bones.",
+       "Set segments to 1, or add real twist bones."),
+    _h("mesh-not-parented-to-armature", "WARNING", "Mesh not parented to its armature",
+       "The skinned mesh's parent is not its armature; exporters expect the armature as parent.",
+       "Parent the mesh to the armature (keep transform)."),
+    _h("not-reproduced", "INFO", "A feature the recomputation does not reproduce",
+       "B-Bones, envelopes, multi-modifier or topology-changing modifiers: those vertices are not compared.",
+       "Nothing to fix; the comparison with Blender skips them."),
+    _h("dqs-order-sensitive", "INFO", "Dual quaternion result depends on storage order",
+       "Preserve Volume vertices whose result depends on Blender's weight storage order; not compared.",
+       "Nothing to fix; the comparison with Blender skips them."),
+    _h("twist-collapse", "WARNING / INFO", "Linear blend skinning collapses at a test pose",
+       "The smallest singular value of the blended 3x3 drops below 0.5 at a test pose: WARNING when a pose "
+       "within 90 degrees or at the rig's own limits does it, INFO when only 180-degree poses do. The data "
+       "can be correct: this is the algorithm.",
+       "Add twist bones, spread the weights over more of the joint, or use dual quaternions where the engine can."),
+    _h("volume-loss", "WARNING / INFO", "Volume lost at a test pose",
+       "The determinant of the blended 3x3 drops below 0.4 at a test pose (same rule as twist-collapse).",
+       "Add helper or twist bones near the joint, or corrective shapes."),
+    _h("sweep-mismatch", "ERROR", "Blender disagrees with the pose sweep",
+       "Blender's own evaluation of a test pose disagrees with the numpy sweep.",
+       "Report the file: the sweep does not model something in this rig."),
+    _h("unpaired-side-bone", "WARNING", "Side bone without its mirror",
+       "A Left/Right bone without its mirror bone by name.", "Add or rename the mirror bone (.L/.R)."),
+    _h("mirror-axis-mismatch", "WARNING", "Mirrored bones are not mirror images",
+       "A mirrored pair's rest frames are not mirror images (angle in details), judged against the rig's own "
+       "rule when it has one.",
+       "Symmetrize the armature (Armature > Symmetrize) or fix the bone roll."),
+    _h("mirror-axis-convention", "INFO", "The rig mirrors bones its own way",
+       "Most pairs share one offset from Blender's mirror image (another tool's mirroring); pairs are judged "
+       "against it.",
+       "Nothing to fix; noted so the mirror checks can be read."),
+    _h("weight-asymmetry", "WARNING", "Weights are not symmetric",
+       "A vertex's weights differ from its mirror vertex's mirrored-group weights by more than 0.05.",
+       "Mirror the weights from the good side."),
+    _h("mesh-not-symmetric", "INFO", "Mesh not symmetric: weight symmetry not checked",
+       "Too few vertices have a mirror vertex across the symmetry plane.", "Nothing to fix."),
+    _h("no-mirrored-bones", "INFO", "No left/right bone pairs: weight symmetry not checked",
+       "The rig has no left/right bone pairs.", "Name side bones .L/.R if the rig is symmetric."),
+    _h("stray-weights", "WARNING", "Stray weights",
+       "Vertices far from their bone compared with the bone's other vertices, or a bone's weighted region split "
+       "into islands on one piece of mesh.",
+       "Remove the stray islands, or weights below a small threshold."),
+)
+
+#: code -> its help, in the order of the docs table.
+CODE_HELP: dict[str, CodeHelp] = {e.code: e for e in _ENTRIES}
+
+
+def code_anchor(code: str) -> str:
+    """The HTML anchor of a code's row in docs/report-format.md (the code itself)."""
+    return code
+
+
+def help_for(code: str) -> CodeHelp:
+    """The help of ``code``; an unknown code (a newer audit) gets a neutral entry, not an error."""
+    found = CODE_HELP.get(code)
+    if found is not None:
+        return found
+    return CodeHelp(code, "WARNING", code, f"See {DOC_PATH} for '{code}'.", "")
