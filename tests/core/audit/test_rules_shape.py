@@ -1,0 +1,249 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The shape checks on numpy rigs (core tier): the pose sweep against closed
+forms, its spot checks against an independent "Blender", symmetry on mirrored
+arms and stray weights on a tube.
+
+Closed form of the sweep: a vertex blending a still bone (weight 1 - t) and a
+bone turned by theta about one of its axes (weight t) has the blended 3x3
+``(1 - t) I + t R(theta)``: singular value 1 along the axis and
+``sqrt(1 - 2 t (1 - t)(1 - cos theta))`` twice across it, so the smallest
+singular value is that and the determinant its square.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from skin_audit.core.audit.options import AuditOptions
+from tests.core.audit.rule_helpers import audit, codes, only
+from tests.factories import numpy_rigs as nr
+
+SHAPE = {"twist-collapse", "volume-loss", "sweep-mismatch", "unpaired-side-bone", "mirror-axis-mismatch",
+         "mirror-axis-convention", "mesh-not-symmetric", "no-mirrored-bones", "weight-asymmetry", "stray-weights"}
+LIMIT = math.radians(135.0)
+
+
+def shape(mesh, spot_checker=None, **options):
+    return audit(mesh, spot_checker, shape_checks=True, **options)
+
+
+# ------------------------------------------------------------ the sweep
+
+
+def sigma(t: np.ndarray, degrees: float) -> np.ndarray:
+    return np.sqrt(1.0 - 2.0 * t * (1.0 - t) * (1.0 - math.cos(math.radians(degrees))))
+
+
+def gradient_tube(limits: bool) -> nr.Rig:
+    """31 rings; Child's weight t = y - 0.5 between the bone middles (steps of 1/15).
+
+    With ``limits``, Child's Y rotation is limited to +-135 degrees: a pose the rig
+    claims to survive, so what squashes there is a WARNING.
+    """
+    rig = nr.chain_tube(rings=31)
+    if limits:
+        root, child = rig.rows
+        child = nr.BoneRow(**{**child.__dict__, "limits": (None, (-LIMIT, LIMIT), None)})
+        rig = nr.Rig((root, child), rig.rest, rig.groups, rig.edges, rig.basis)
+    return rig
+
+
+@pytest.mark.parametrize("code, threshold, measure", [
+    ("twist-collapse", AuditOptions().collapse_threshold, lambda s: s),
+    ("volume-loss", AuditOptions().volume_threshold, lambda s: s * s),
+])
+@pytest.mark.parametrize("limits", [True, False])
+def test_sweep_squash_against_the_closed_form(code, threshold, measure, limits):
+    rig = gradient_tube(limits)
+    t = rig.weight_array()[1].astype(np.float64)
+    moderate_angles = (90.0, 135.0) if limits else (90.0,)
+    moderate = np.min([measure(sigma(t, a)) for a in moderate_angles], axis=0)
+    extreme = np.minimum(moderate, measure(sigma(t, 180.0)))
+    # No vertex sits on a threshold, so float rounding cannot decide the test.
+    assert np.abs(moderate - threshold).min() > 1e-3 and np.abs(extreme - threshold).min() > 1e-3
+    warn = tuple(np.flatnonzero(moderate < threshold).tolist())
+    info = tuple(np.flatnonzero((extreme < threshold) & (moderate >= threshold)).tolist())
+    assert info or warn, "the rig must squash somewhere"
+    assert bool(warn) == limits, "WARNING exactly when the rig's own limits reach the squash"
+
+    result = shape(nr.skinned_mesh(rig))
+    found = [f for f in result.findings if f.code == code]
+    assert len(found) == bool(warn) + bool(info)
+    if warn:
+        w = only(result, code, "WARNING")
+        assert (w.vertices, w.count, w.bones) == (warn, len(warn), ("Child",))
+        assert w.details["pose"] == "Child twist Y +135 deg" or w.details["pose"] == "Child twist Y -135 deg"
+        assert w.details["worst"] == pytest.approx(moderate.min(), abs=1e-9)
+    if info:
+        i = only(result, code, "INFO")
+        assert (i.vertices, i.count, i.bones) == (info, len(info), ("Child",))
+        assert "180-degree" in i.message
+
+
+def test_no_squash_where_every_vertex_follows_one_bone():
+    rig = nr.chain_tube(rings=31)
+    rigid = {"Root": (rig.rest[:, 1] < 1.0).astype(float), "Child": (rig.rest[:, 1] >= 1.0).astype(float)}
+    result = shape(nr.skinned_mesh(nr.Rig(rig.rows, rig.rest, rigid, rig.edges)))
+    assert not codes(result) & {"twist-collapse", "volume-loss"}
+    assert result.metrics["min_singular_value"] == pytest.approx(1.0)
+
+
+class OwnBlender:
+    """A spot checker: Blender's positions at each sweep pose, from the independent loop and hierarchy walk."""
+
+    def __init__(self, rig: nr.Rig, nudge: float = 0.0, vertex: int = 40):
+        self.rig, self.nudge, self.vertex = rig, nudge, vertex
+        self.poses: list = []
+
+    def __call__(self, poses):
+        out = []
+        for p in poses:
+            self.poses.append(p)
+            name = self.rig.rows[p.bone].name
+            channel = nr.channels(self.rig.rows, {name: nr.rotation(p.axis, math.radians(p.degrees))})
+            pos = nr.blender_positions(self.rig.rest, self.rig.group_names, self.rig.weight_array(),
+                                       self.rig.rows, channel)
+            if self.nudge and len(self.poses) == 1:
+                pos[self.vertex] += (0.0, 0.0, self.nudge)
+            out.append(pos)
+        return out
+
+
+def test_sweep_spot_checks_agree_with_an_independent_blender():
+    rig = nr.chain_tube()
+    checker = OwnBlender(rig)
+    result = shape(nr.skinned_mesh(rig), checker)
+    assert "sweep-mismatch" not in codes(result)
+    assert len(checker.poses) == 1  # one bone squashes anything: one pose, of Child
+    assert rig.rows[checker.poses[0].bone].name == "Child"
+    assert result.metrics["sweep_spot_checks"] == 1
+    assert result.metrics["sweep_spot_check_max_difference"] <= 1e-6
+
+
+def test_sweep_mismatch_when_blender_deforms_a_test_pose_differently():
+    rig = nr.chain_tube()
+    checker = OwnBlender(rig, nudge=0.01, vertex=40)
+    result = shape(nr.skinned_mesh(rig), checker)
+    found = only(result, "sweep-mismatch", "ERROR")
+    pose = checker.poses[0]
+    assert found.details["bone"] == "Child" and found.details["degrees"] == pose.degrees
+    assert result.metrics["sweep_spot_check_max_difference"] == pytest.approx(0.01, rel=1e-3)
+
+
+def test_spot_checks_skip_a_pose_whose_vertex_count_changed():
+    rig = nr.chain_tube()
+    result = shape(nr.skinned_mesh(rig), lambda poses: [np.zeros((3, 3)) for _ in poses])
+    assert "sweep-mismatch" not in codes(result) and "sweep_spot_checks" not in result.metrics
+
+
+# ------------------------------------------------------------ symmetry
+
+
+def arms(right_roll: float = 0.0, hand_roll: float = 0.0, extra: tuple[nr.BoneRow, ...] = (),
+         left_only: bool = False) -> nr.Rig:
+    """A non-deform spine on +Y and mirrored two-bone arms at y = 1 with a tube each (ring-major)."""
+    spine = nr.BoneRow("Spine", (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), use_deform=False)
+    rows = [spine] + nr.mirrored_arms(("Arm", "Hand"), 2.0, (0.5, 1.0, 0.0), "Spine", right_roll=right_roll)
+    rows = [nr.BoneRow(**{**r.__dict__, "roll": r.roll + hand_roll}) if r.name == "Hand.R" else r for r in rows]
+    left, edges = nr.tube(9, 8, 0.3, 2.0, (0.5, 1.0, 0.0), "x")
+    right, _ = nr.tube(9, 8, 0.3, 2.0, (-0.5, 1.0, 0.0), "-x")
+    along = left[:, 0] - 0.5
+    w = nr.chain_weights(along, ("Arm", "Hand"))
+    n = len(left)
+    if left_only:
+        return nr.Rig(tuple(rows) + extra, left, {"Arm.L": w["Arm"], "Hand.L": w["Hand"]}, edges)
+    pad = np.zeros(n)
+    groups = {"Arm.L": np.r_[w["Arm"], pad], "Hand.L": np.r_[w["Hand"], pad],
+              "Arm.R": np.r_[pad, w["Arm"]], "Hand.R": np.r_[pad, w["Hand"]]}
+    return nr.Rig(tuple(rows) + extra, np.vstack([left, right]), groups, np.vstack([edges, edges + n]))
+
+
+SYMMETRY = {"unpaired-side-bone", "mirror-axis-mismatch", "mirror-axis-convention", "mesh-not-symmetric",
+            "no-mirrored-bones", "weight-asymmetry"}
+
+
+def test_mirrored_arms_raise_no_symmetry_finding():
+    result = shape(nr.skinned_mesh(arms()))
+    assert not codes(result) & SYMMETRY
+    assert result.metrics["mirror_matched_fraction"] == 1.0 and result.metrics["max_weight_asymmetry"] == 0.0
+
+
+def test_no_mirrored_bones():
+    found = only(shape(nr.skinned_mesh(nr.chain_tube())), "no-mirrored-bones", "INFO")
+    assert (found.count, found.bones) == (0, ())
+
+
+def test_unpaired_side_bone():
+    finger = nr.BoneRow("Finger.L", (2.5, 1.0, 0.0), (3.0, 1.0, 0.0), "Hand.L", use_deform=False)
+    found = only(shape(nr.skinned_mesh(arms(extra=(finger,)))), "unpaired-side-bone", "WARNING")
+    assert (found.bones, found.count) == (("Finger.L",), 1)
+
+
+def test_mirror_axis_mismatch_names_the_rolled_pair():
+    result = shape(nr.skinned_mesh(arms(hand_roll=math.radians(30.0))))
+    found = only(result, "mirror-axis-mismatch", "WARNING")
+    assert (found.bones, found.count) == (("Hand.L", "Hand.R"), 1)
+    assert found.details["worst_angle_degrees"] == pytest.approx(30.0, abs=1e-6)
+    assert "mirror-axis-convention" not in codes(result)
+    # Below the 1-degree tolerance the pair is a mirror image.
+    assert "mirror-axis-mismatch" not in codes(shape(nr.skinned_mesh(arms(hand_roll=math.radians(0.5)))))
+
+
+def test_mirror_axis_convention_of_a_rig_mirrored_by_another_rule():
+    result = shape(nr.skinned_mesh(arms(right_roll=math.pi)))
+    found = only(result, "mirror-axis-convention", "INFO")
+    assert found.details["angle_degrees"] == pytest.approx(180.0, abs=1e-6)
+    assert "mirror-axis-mismatch" not in codes(result)
+
+
+def test_mesh_not_symmetric():
+    result = shape(nr.skinned_mesh(arms(left_only=True)))
+    only(result, "mesh-not-symmetric", "INFO")
+    assert result.metrics["mirror_matched_fraction"] == 0.0
+    assert "weight-asymmetry" not in codes(result)
+
+
+@pytest.mark.parametrize("difference, flagged", [(0.1, True), (0.04, False)])
+def test_weight_asymmetry(difference, flagged):
+    rig = arms()
+    groups = {k: v.copy() for k, v in rig.groups.items()}
+    v = 20  # ring 2 of the left arm: Arm.L 1, Hand.L 0
+    groups["Arm.L"][v] -= difference
+    groups["Hand.L"][v] += difference
+    result = shape(nr.skinned_mesh(nr.Rig(rig.rows, rig.rest, groups, rig.edges)))
+    if not flagged:
+        assert "weight-asymmetry" not in codes(result)
+        return
+    found = only(result, "weight-asymmetry", "WARNING")
+    partner = v + 72  # the same vertex of the right tube
+    assert (found.vertices, found.count) == ((v, partner), 2)
+    assert set(found.groups) == {"Arm.L", "Arm.R"}
+    assert found.details["worst_difference"] == pytest.approx(difference, rel=1e-6)
+
+
+# ------------------------------------------------------------ stray weights
+
+
+def test_stray_weights_island():
+    rig = nr.chain_tube()
+    root, child = rig.groups["Root"].copy(), rig.groups["Child"].copy()
+    root[64], child[64] = 0.25, 0.75  # top ring: cut off from Root's region (rings 0-5)
+    result = shape(nr.skinned_mesh(nr.Rig(rig.rows, rig.rest, {"Root": root, "Child": child}, rig.edges)))
+    found = only(result, "stray-weights", "WARNING")
+    assert (found.vertices, found.count, found.bones, found.groups) == ((64,), 1, ("Root",), ("Root",))
+
+
+def test_stray_weights_far_from_the_bone():
+    rig = nr.chain_tube()
+    rest = np.vstack([rig.rest, [(0.0, 20.0, 0.0)]])  # a loose vertex far along the chain
+    groups = {"Root": np.r_[rig.groups["Root"], 1.0], "Child": np.r_[rig.groups["Child"], 0.0]}
+    result = shape(nr.skinned_mesh(nr.Rig(rig.rows, rest, groups, rig.edges)))
+    found = only(result, "stray-weights", "WARNING")
+    assert (found.vertices, found.bones, found.groups) == ((72,), ("Root",), ("Root",))
+
+
+def test_clean_tube_has_no_stray_weights():
+    assert "stray-weights" not in codes(shape(nr.skinned_mesh(nr.chain_tube())))
