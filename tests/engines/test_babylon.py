@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -35,11 +34,14 @@ HARNESS = HERE / "babylon_positions.mjs"
 #: Measured: 2.2e-7 at worst on the shared assets.
 BABYLON_CPU_RELATIVE = 1e-5
 
-TIMES = [0.0, 0.37, 1.1]
+#: Seconds; 100 is past every clip's end, where Babylon holds the last key (goToFrame clamps).
+TIMES = [0.0, 0.37, 1.1, 100.0]
 
 SHARED = {
     "SimpleSkin": ASSETS / "SimpleSkin" / "glTF" / "SimpleSkin.gltf",
-    "RiggedSimple": ASSETS / "RiggedSimple" / "glTF-Binary" / "RiggedSimple.glb",
+    "SimpleSkin-embedded": ASSETS / "SimpleSkin" / "glTF-Embedded" / "SimpleSkin.gltf",
+    "RiggedSimple": ASSETS / "RiggedSimple" / "glTF" / "RiggedSimple.gltf",
+    "RiggedSimple-glb": ASSETS / "RiggedSimple" / "glTF-Binary" / "RiggedSimple.glb",
     "RiggedFigure": ASSETS / "RiggedFigure" / "glTF-Binary" / "RiggedFigure.glb",
     "CesiumMan": CESIUM,
     "Fox": ASSETS / "Fox" / "glTF-Binary" / "Fox.glb",
@@ -97,13 +99,9 @@ def _positions(mesh: dict[str, Any]) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def babylon_ready() -> str:
-    """Node and the pinned packages (installed by npm from package-lock.json when missing)."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.fail("the engine tests need Node 18+ and npm (apt-get install nodejs npm)", pytrace=False)
-    if not (HERE / "node_modules" / "@babylonjs" / "core" / "package.json").exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True, timeout=600)
-    version = json.loads((HERE / "node_modules" / "@babylonjs" / "core" / "package.json").read_text())["version"]
+def babylon_ready(engines_dir: Path) -> str:
+    """The pinned @babylonjs/core, installed by the engines conftest (``npm ci``)."""
+    version = json.loads((engines_dir / "node_modules" / "@babylonjs" / "core" / "package.json").read_text())["version"]
     assert version == babylon.BABYLON_VERSION, (
         f"installed @babylonjs/core {version}, the target models {babylon.BABYLON_VERSION}"
     )
