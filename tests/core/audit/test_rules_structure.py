@@ -30,9 +30,12 @@ def test_the_clean_rig_has_no_structure_finding():
 
 def test_multiple_root_bones():
     rig = clean()
-    prop = nr.BoneRow("Prop", (1.0, 0.0, 0.0), (1.0, 1.0, 0.0), use_deform=False)
+    prop = nr.BoneRow("Prop", (1.0, 0.0, 0.0), (1.0, 1.0, 0.0))
     found = only(audit(nr.skinned_mesh(with_rows(rig, *rig.rows, prop))), "multiple-root-bones", "WARNING")
     assert (found.bones, found.count) == (("Root", "Prop"), 2)
+    # Parented under the chain, the same bone leaves one root.
+    child_prop = nr.BoneRow("Prop", (1.0, 0.0, 0.0), (1.0, 1.0, 0.0), "Root")
+    assert "multiple-root-bones" not in codes(audit(nr.skinned_mesh(with_rows(rig, *rig.rows, child_prop))))
 
 
 def test_no_deform_bones():
