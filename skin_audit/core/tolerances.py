@@ -61,6 +61,47 @@ DEGENERATE_AREA_RELATIVE = 1e-6
 BIND_MIN_AREA_RELATIVE = 1e-9
 
 
+#: Preserve Volume: a bone matrix is treated as a pure rotation (no scale to fold in at the
+#: vertex) when its columns are orthonormal to this (float32 storage) and the squared
+#: scale deviation is below DQ_SCALE_SQUARED.
+DQ_SCALE_SQUARED = 1e-8
+
+#: Weight sums below this make Blender's float32 rounding large (its 1e-4 rule divides by
+#: the sum): the recomputation is then compared within TINY_SUM_MATCH_RELATIVE.
+TINY_SUM = 1e-2
+TINY_SUM_MATCH_RELATIVE = 1e-3
+
+#: Armature scale counts as non-uniform when its axes differ by this fraction of the largest.
+NON_UNIFORM_SCALE_RELATIVE = 1e-4
+
+#: A bone's cleared-pose matrix differs from its rest by more than this: the bone moved.
+BONE_MOVED = 1e-5
+
+#: Pose sweep: a blended 3x3 equal to identity or to the swept bone's own to this is rigid
+#: (exact arithmetic on float64 rotations).
+RIGID_BLEND = 1e-9
+
+#: Angles (radians) and degrees treated as zero / as exactly 90 in the sweep.
+ANGLE_ZERO = 1e-6
+DEGREES_EXACT = 1e-9
+
+#: A measure within this of 1 counts as "keeps its shape" in messages.
+UNIT_MEASURE = 1e-6
+
+#: Smallest mesh size used for relative tolerances (a single vertex has size 0).
+MIN_MESH_SIZE = 1e-6
+
+#: Guard for divisions by a tolerance or a length that may be zero.
+DIVISION_GUARD = 1e-12
+
+#: Stray weights: a vertex is far from its bone beyond STRAY_FAR_FACTOR times the bone's reach
+#: (90th-percentile distance) plus this
+#: fraction of the mesh size; coincident vertices (seams) are welded within WELD_RELATIVE.
+STRAY_FAR_FACTOR = 3.0
+STRAY_FAR_MARGIN = 0.05
+STRAY_WELD_RELATIVE = 1e-6
+
+
 def float32_tolerance(size: float) -> float:
     """Absolute tolerance for Blender-vs-numpy positions on a mesh of ``size``."""
     return FLOAT32_RELATIVE * max(float(size), 1.0)

@@ -85,10 +85,10 @@ def blender_dual_quaternion(rest: F64, channel: F64) -> BoneDualQuaternion:
     dscale = np.linalg.norm(base_rs[:3, :3], axis=0) - 1.0
     r3 = channel[:3, :3]
     gram = r3.T @ r3
-    orthonormal = bool(np.abs(gram - np.eye(3)).max() <= 1e-5)
+    orthonormal = bool(np.abs(gram - np.eye(3)).max() <= tolerances.ORTHONORMAL_FLOAT32)
     scale = None
     rigid = channel
-    if not orthonormal or np.linalg.det(r3) < 0 or float(dscale @ dscale) > 1e-8:
+    if not orthonormal or np.linalg.det(r3) < 0 or float(dscale @ dscale) > tolerances.DQ_SCALE_SQUARED:
         tmp = _orthogonalize_keep_y(base_rs)
         q = _rotation_of(tmp)
         base_r = np.eye(4)

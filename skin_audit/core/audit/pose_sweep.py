@@ -75,14 +75,14 @@ def sweep_poses(mesh: SkinnedMesh, degrees: Sequence[float]) -> list[SweepPose]:
             limit = limits["xyz".index(axis)]  # limits are stored x, y, z
             if limit is not None:
                 lo, hi = limit
-                angles |= {(float(np.degrees(v)), "limit") for v in (lo, hi) if abs(v) > 1e-6}
+                angles |= {(float(np.degrees(v)), "limit") for v in (lo, hi) if abs(v) > tolerances.ANGLE_ZERO}
             poses += [SweepPose(j, axis, deg, src) for deg, src in sorted(angles)]
     return poses
 
 
 def is_moderate(pose: SweepPose) -> bool:
     """A pose a rig should survive: within 90 degrees, or at the rig's own limit."""
-    return pose.source == "limit" or abs(pose.degrees) <= 90.0 + 1e-9
+    return pose.source == "limit" or abs(pose.degrees) <= 90.0 + tolerances.DEGREES_EXACT
 
 
 def pose_channel(mesh: SkinnedMesh, pose: SweepPose) -> F64:
@@ -138,8 +138,8 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
         by_bone.setdefault(p.bone, []).append(k)
     for bone, pose_ids in by_bone.items():
         lin = pose_channel(mesh, poses[pose_ids[0]])[:, :3, :3]
-        is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= 1e-9
-        is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= 1e-9
+        is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
+        is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
         if not (is_i | is_r).all():
             per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, r)
             continue

@@ -10,6 +10,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import tolerances
 from ..maths.affine import local_from_world
 
 F64 = NDArray[np.float64]
@@ -138,7 +139,7 @@ class SkinnedMesh:
             return 1.0
         ok = np.isfinite(self.rest).all(axis=1)
         finite = self.rest if ok.all() else self.rest[ok]
-        return max(float(np.ptp(finite, axis=0).max()) if len(finite) else 1.0, 1e-6)
+        return max(float(np.ptp(finite, axis=0).max()) if len(finite) else 1.0, tolerances.MIN_MESH_SIZE)
 
     def group_bones(self) -> NDArray[np.intp]:
         """(G,) bone index each group names, -1 for none."""

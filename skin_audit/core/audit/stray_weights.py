@@ -10,25 +10,26 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import tolerances
 from ..maths.mesh_graph import component_labels
 
 F64 = NDArray[np.float64]
 
 #: A vertex is far when its distance to the bone exceeds FAR_FACTOR times the
 #: bone's 90th-percentile distance plus FAR_MARGIN of the mesh size.
-FAR_FACTOR = 3.0
-FAR_MARGIN = 0.05
+FAR_FACTOR = tolerances.STRAY_FAR_FACTOR
+FAR_MARGIN = tolerances.STRAY_FAR_MARGIN
 #: Bones with fewer weighted vertices are not judged for distance.
 MIN_VERTICES = 8
 #: Vertices closer than this fraction of the mesh size are one point of the surface.
-WELD_RELATIVE = 1e-6
+WELD_RELATIVE = tolerances.STRAY_WELD_RELATIVE
 
 
 def weld_ids(points: F64, tolerance: float) -> NDArray[np.intp]:
     """(V,) one id per distinct position (positions rounded to ``tolerance``)."""
     if len(points) == 0:
         return np.zeros(0, dtype=np.intp)
-    cells = np.round(points / max(tolerance, 1e-12)).astype(np.int64)
+    cells = np.round(points / max(tolerance, tolerances.DIVISION_GUARD)).astype(np.int64)
     cells -= cells.min(axis=0)
     span = cells.max(axis=0) + 1
     if np.prod(span.astype(np.float64)) < 2.0**62:
