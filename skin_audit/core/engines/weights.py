@@ -152,7 +152,8 @@ def blend(
     homo = np.column_stack([p, np.ones(len(p))])
     moved = np.einsum("vkab,vb->vka", m[safe], homo)[:, :, :3]
     moved = np.where(valid[:, :, None], moved, np.nan)
-    contrib = np.where(used[:, :, None], w[:, :, None] * moved, 0.0)
+    with np.errstate(invalid="ignore"):  # inf * weight stays in the result for the audit to report
+        contrib = np.where(used[:, :, None], w[:, :, None] * moved, 0.0)
     out: NDArray[np.float64] = contrib.sum(axis=1)
     # An all-zero vertex under "stay" is handled by the caller; here zero weights give the origin.
     return out
