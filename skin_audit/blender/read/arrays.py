@@ -33,28 +33,44 @@ class ArmatureState:
     object_world: F64  # (4, 4)
 
 
+def matrices(collection, prop: str) -> F64:
+    """(N, 4, 4) float64 of a matrix property over a bpy collection, one ``foreach_get``."""
+    n = len(collection)
+    flat = np.empty(n * 16, dtype=np.float32)
+    collection.foreach_get(prop, flat)
+    # foreach_get flattens matrices column by column: transpose to rows.
+    return flat.reshape(n, 4, 4).transpose(0, 2, 1).astype(np.float64)
+
+
+def pose_matrices(arm: bpy.types.Object, names: tuple[str, ...], prop: str) -> F64:
+    """(J, 4, 4) a pose-bone matrix property in ``names`` order (pose.bones may be ordered differently)."""
+    pose_bones = arm.pose.bones
+    raw = matrices(pose_bones, prop)
+    order = {pb.name: i for i, pb in enumerate(pose_bones)}
+    return raw[[order[n] for n in names]]
+
+
+def bone_hierarchy(bones) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Bone names and parent indices (-1 for a root), in ``arm.data.bones`` order."""
+    names = tuple(b.name for b in bones)
+    index = {n: i for i, n in enumerate(names)}
+    return names, tuple(index[b.parent.name] if b.parent else -1 for b in bones)
+
+
+def flags(collection, prop: str) -> NDArray[np.bool_]:
+    """(N,) bool of a boolean property over a bpy collection."""
+    out = np.zeros(len(collection), dtype=bool)
+    collection.foreach_get(prop, out)
+    return out
+
+
 def read_armature(arm: bpy.types.Object) -> ArmatureState:
     """Bind and current matrices of every bone of ``arm`` (in ``arm.data.bones`` order)."""
     bones = arm.data.bones
-    names = tuple(b.name for b in bones)
-    index = {n: i for i, n in enumerate(names)}
-    n = len(bones)
-    local = np.empty(n * 16, dtype=np.float32)
-    pose = np.empty(n * 16, dtype=np.float32)
-    bones.foreach_get("matrix_local", local)
-    pose_bones = arm.pose.bones
-    # pose.bones may be ordered differently from data.bones: map by name.
-    pose_order = [index[pb.name] for pb in pose_bones]
-    pose_bones.foreach_get("matrix", pose)
-    # foreach_get flattens matrices column by column: transpose to rows.
-    local_m = local.reshape(n, 4, 4).transpose(0, 2, 1).astype(np.float64)
-    pose_m = np.empty((n, 4, 4))
-    pose_m[pose_order] = pose.reshape(n, 4, 4).transpose(0, 2, 1)
+    names, parents = bone_hierarchy(bones)
     world = matrix(arm.matrix_world)
-    deform = np.zeros(n, dtype=bool)
-    bones.foreach_get("use_deform", deform)
-    parents = tuple(index[b.parent.name] if b.parent else -1 for b in bones)
-    return ArmatureState(names, parents, deform, world @ local_m, world @ pose_m, world)
+    return ArmatureState(names, parents, flags(bones, "use_deform"), world @ matrices(bones, "matrix_local"),
+                         world @ pose_matrices(arm, names, "matrix"), world)
 
 
 def mesh_positions(mesh: bpy.types.Mesh) -> F64:

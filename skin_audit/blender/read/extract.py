@@ -12,25 +12,8 @@ import numpy as np
 
 from ...core.audit.skinned_mesh import ArmatureModifierSettings, Bones, SkinnedMesh
 from ..sandbox import sandbox
-from .arrays import matrix, mesh_positions
+from .arrays import bone_hierarchy, flags, matrices, matrix, mesh_positions, pose_matrices
 from .weights import group_weights
-
-
-def _matrices(collection, prop: str) -> np.ndarray:
-    n = len(collection)
-    flat = np.empty(n * 16, dtype=np.float32)
-    collection.foreach_get(prop, flat)
-    # foreach_get flattens matrices column by column: transpose to rows.
-    return flat.reshape(n, 4, 4).transpose(0, 2, 1).astype(np.float64)
-
-
-def _channels(arm_eval: bpy.types.Object, names: tuple[str, ...]) -> np.ndarray:
-    """(J, 4, 4) matrix_channel of the evaluated pose, in ``names`` order."""
-    pose_bones = arm_eval.pose.bones
-    raw = _matrices(pose_bones, "matrix_channel")
-    order = {pb.name: i for i, pb in enumerate(pose_bones)}
-    return raw[[order[n] for n in names]]
-
 
 _AXES = ("x", "y", "z")
 
@@ -49,39 +32,28 @@ def _rotation_limits(pb: bpy.types.PoseBone) -> tuple[tuple[float, float] | None
     return tuple(limits)
 
 
-def _flags(bones, prop: str) -> np.ndarray:
-    out = np.zeros(len(bones), dtype=bool)
-    bones.foreach_get(prop, out)
-    return out
-
-
 def read_bones(arm_eval: bpy.types.Object) -> Bones:
     bones = arm_eval.data.bones
-    names = tuple(b.name for b in bones)
-    index = {n: i for i, n in enumerate(names)}
+    names, parents = bone_hierarchy(bones)
     n = len(bones)
-    deform = np.zeros(n, dtype=bool)
-    bones.foreach_get("use_deform", deform)
     segments = np.zeros(n, dtype=np.int32)
     bones.foreach_get("bbone_segments", segments)
-    multiply = np.zeros(n, dtype=bool)
-    bones.foreach_get("use_envelope_multiply", multiply)
     heads = np.zeros(n * 3, dtype=np.float32)
     tails = np.zeros(n * 3, dtype=np.float32)
     bones.foreach_get("head_local", heads)
     bones.foreach_get("tail_local", tails)
     return Bones(
         names=names,
-        parents=tuple(index[b.parent.name] if b.parent else -1 for b in bones),
-        use_deform=deform,
-        rest=_matrices(bones, "matrix_local"),
-        channel=_channels(arm_eval, names),
+        parents=parents,
+        use_deform=flags(bones, "use_deform"),
+        rest=matrices(bones, "matrix_local"),
+        channel=pose_matrices(arm_eval, names, "matrix_channel"),
         bbone_segments=segments.astype(np.int_),
-        use_envelope_multiply=multiply,
+        use_envelope_multiply=flags(bones, "use_envelope_multiply"),
         heads=heads.reshape(-1, 3).astype(np.float64),
         tails=tails.reshape(-1, 3).astype(np.float64),
         limits=tuple(_rotation_limits(arm_eval.pose.bones[n]) for n in names),
-        inherit_rotation=_flags(bones, "use_inherit_rotation"),
+        inherit_rotation=flags(bones, "use_inherit_rotation"),
     )
 
 
@@ -188,7 +160,7 @@ def extract(
             if measure_drift:
                 at_rest = mesh_positions(rest_copy.evaluated_get(dg).data)
                 names = tuple(b.name for b in arm.data.bones)
-                cleared = _channels(arm_cleared.evaluated_get(dg), names)
+                cleared = pose_matrices(arm_cleared.evaluated_get(dg), names, "matrix_channel")
     if blender_out is None:
         blender_out = mesh_positions(obj_eval.data)
     if len(rest) != len(base) or len(blender_out) != len(base):
