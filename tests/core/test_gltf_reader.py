@@ -364,3 +364,21 @@ def test_file_checks_on_a_tiny_file(tmp_path):
     assert codes["gltf-weights-not-normalised"].vertices == (0,)
     assert codes["gltf-weights-not-normalised"].details["validator_code"] == "ACCESSOR_WEIGHTS_NON_NORMALIZED"
     assert len(skinned_primitives(doc)) == 1
+
+
+def test_blender_gltf_exporter_model():
+    from skin_audit.core.engines.targets import BLENDER_GLTF_EXPORTER
+    from skin_audit.core.engines.weights import exported_deform, exporter_weights
+
+    joints = np.array([[0, 1, 2, 3, 4, 5], [0, 1, 0, 0, 0, 0]])
+    weights = np.array([[0.05, 0.5, 0.00005, 0.3, 0.2, 0.1], [0.00009, 0.0, 0, 0, 0, 0]])
+    j, w, neutral = exporter_weights(joints, weights, BLENDER_GLTF_EXPORTER)
+    # Row 0: the 1e-4 cut, then the 4 largest (1, 3, 4, 5), divided by their sum 1.1 (float32).
+    assert j[0].tolist() == [1, 3, 4, 5]
+    np.testing.assert_allclose(w[0], np.float32([0.5, 0.3, 0.2, 0.1]) / np.float32(1.1), rtol=1e-7)
+    # Row 1: nothing above 1e-4, so the neutral joint: it stays where it is at every pose.
+    assert neutral.tolist() == [False, True]
+    mats = np.tile(np.eye(4), (6, 1, 1))
+    mats[:, :3, 3] = [5.0, 0.0, 0.0]
+    out = exported_deform(np.zeros((2, 3)), joints, weights, mats, THREEJS)
+    np.testing.assert_allclose(out, [[5.0, 0, 0], [0, 0, 0]], atol=1e-6)

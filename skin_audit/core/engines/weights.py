@@ -39,27 +39,71 @@ def _keep(
 
 def exporter_weights(
     joints: ArrayLike, weights: ArrayLike, exporter: ExporterModel
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """Influences after an exporter: the largest ``max_influences``, renormalised.
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
+    """Influences after an exporter: small weights dropped, the largest kept, renormalised.
 
     Parameters
     ----------
     joints : (V, K) int
+        Joint indices (a vertex group's bone; -1 or any index for an empty slot with weight 0).
     weights : (V, K) float
+        Blender's vertex-group weights.
+    exporter : ExporterModel
 
     Returns
     -------
     joints : (V, min(K, N)) int64
     weights : (V, min(K, N)) float64
-        A vertex whose kept weights sum to zero keeps zeros (what the exporter does with
-        it is not modelled yet: SPEC 8 measured that it gains a joint).
+        Rows sum to 1 (float32 rounding, as the exporter writes float32).
+    neutral : (V,) bool
+        Vertices left with no influence: the exporter binds them to an added joint that
+        never moves, so every runtime draws them at their rest position.
     """
     j, w = _checked(joints, weights)
+    w = np.where(w <= exporter.min_weight, 0.0, w)
     j, w = _keep(j, w, exporter.max_influences, "largest")
+    neutral = ~np.any(w > 0, axis=1)
     if exporter.renormalises:
         s = w.sum(axis=1, keepdims=True)
         w = np.divide(w, s, out=np.zeros_like(w), where=s > 0)
-    return j, w
+        w = w.astype(np.float32).astype(np.float64)
+    if exporter.neutral_joint_for_unweighted:
+        # Slot 0 gets weight 1 on a joint index past every real one (the added neutral joint).
+        w[neutral] = 0.0
+        w[neutral, 0] = 1.0
+        j[neutral] = 0
+        j[neutral, 0] = -1
+    return j, w, neutral
+
+
+def exported_deform(
+    rest_positions: ArrayLike, joints: ArrayLike, weights: ArrayLike, joint_matrices: ArrayLike, target: Target
+) -> NDArray[np.float64]:
+    """Positions ``target`` draws for a .blend: its exporter, then the runtime's rules.
+
+    Parameters
+    ----------
+    rest_positions : (V, 3) float
+        Bind-pose positions in the armature's space.
+    joints, weights : (V, K)
+        Blender's influences (vertex groups of deforming bones).
+    joint_matrices : (J, 4, 4) float
+        Each bone's skinning matrix at the pose.
+    target : Target
+        ``target.exporter`` None means the runtime reads Blender's influences directly.
+
+    Returns
+    -------
+    (V, 3) float64
+        Vertices bound to the exporter's neutral joint stay at their rest position.
+    """
+    p = np.asarray(rest_positions, dtype=np.float64)
+    if target.exporter is None:
+        return deform(p, joints, weights, joint_matrices, target, set_width=None)
+    j, w, neutral = exporter_weights(joints, weights, target.exporter)
+    out = deform(p, np.where(j < 0, 0, j), np.where(j < 0, 0.0, w), joint_matrices, target, set_width=4)
+    out[neutral] = p[neutral]
+    return out
 
 
 def engine_weights(
