@@ -1,0 +1,883 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""B-Bone (bendy bone) deformation recomputed in numpy, the way Blender's
+Armature modifier does it (Blender 4.2 - 5.0).
+
+Sources followed (blender/blender):
+
+- ``source/blender/blenkernel/intern/armature.cc``: ``BKE_pchan_bbone_spline_params_get``,
+  ``BKE_pchan_bbone_handles_compute``, ``BKE_pchan_bbone_spline_compute`` (``for_deform``),
+  ``equalize_cubic_bezier``, ``evaluate_cubic_bezier``, ``ease_handle_axis``,
+  ``make_bbone_spline_matrix``, ``BKE_pchan_bbone_segments_cache_compute``,
+  ``compute_bbone_segment_boundaries``, ``find_bbone_segment_index_straight`` /
+  ``_curved``, ``BKE_pchan_bbone_deform_clamp_segment_index``, ``vec_roll_to_mat3_normalized``,
+  ``mat3_vec_to_roll``.
+- ``source/blender/blenkernel/intern/armature_deform.cc``: ``b_bone_deform`` and
+  ``pchan_deform_accumulate`` (segment ``i`` with weight ``w (1 - blend)``, segment
+  ``i + 1`` with ``w blend``; LBS adds ``w (M co - co)``, Preserve Volume adds the
+  segment's dual quaternion pivoted at the vertex).
+- ``source/blender/blenlib/intern/math_geom.cc``: ``cubic_tangent_factor_circle_v3``;
+  ``math_rotation.cc``: ``mat4_to_dquat``, ``add_weighted_dq_dq_pivot``, ``mul_v3m3_dq``.
+
+Conventions.  Matrices are (4, 4) column-vector affines (``p' = M @ p``), as
+``bpy`` shows them.  "Bone space" is the bone's rest frame (``Bone.matrix_local``,
+Blender's ``arm_mat``); "armature space" is the armature object's space.  A B-Bone
+with ``S`` segments has ``S + 1`` spline matrices, one per joint between segments,
+in bone space: these are what ``PoseBone.bbone_segment_matrix(i, rest=...)`` returns.
+The deform matrix of joint ``a`` in armature space is
+``channel @ arm @ pose_seg[a] @ inv(rest_seg[a]) @ inv(arm)`` with
+``channel = pose_bone.matrix @ inv(bone.matrix_local)``.
+
+Everything here is stateless and works on arrays; ``BBoneSpline`` and
+``BBoneHandle`` are frozen records of one bone's inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ShapeError
+
+F64 = NDArray[np.float64]
+
+#: Blender's MAX_BBONE_SUBDIV: segments are clamped to this, and the curve is
+#: sampled at this many steps to equalise segment lengths.
+MAX_BBONE_SUBDIV = 32
+
+#: ``bbone_mapping_mode`` values.
+STRAIGHT = "STRAIGHT"
+CURVED = "CURVED"
+
+#: ``bbone_handle_type_start/end`` values.  AUTO behaves as ABSOLUTE on the bone it
+#: resolves to (connected parent / connected child); the caller resolves it.
+HANDLE_TYPES = ("AUTO", "ABSOLUTE", "RELATIVE", "TANGENT")
+
+# Blender's own thresholds, kept as they are in the C source so the same branch is taken.
+#: Non-uniform pose scale switches the spline to scaled space above this (armature.cc).
+_NONUNIFORM_SCALE = 1e-6
+#: A handle shorter than this fraction of the bone length falls back to the bone axis.
+_HANDLE_EPSILON = 1e-5
+#: cubic_tangent_factor_circle_v3: tangents this close to (anti)parallel use the fallback.
+_TANGENT_DOT_EPSILON = 1e-7
+#: ease_handle_axis: fade to the second derivative below this handle/derivative ratio.
+_EASE_GAP = 0.1
+#: Lengthwise segment scale is clamped here before its logarithm.
+_MIN_SEGMENT_SCALE = 1e-4
+#: mat4_to_dquat treats a matrix as scaled when its axis lengths differ from 1 by this.
+_DQ_SCALE = 1e-4
+#: ... or when it is not orthonormal to this (Blender: 1.5 * FLT_EPSILON on dot products).
+_DQ_ORTHONORMAL = 1.5 * float(np.finfo(np.float32).eps)
+#: compute_bbone_segment_boundaries / find_bbone_segment_index_curved tuning constants.
+_CURVED_TUNING = 0.222
+_CURVED_SLOPE_TUNE = 3.0
+_CURVED_DIST_TUNE = 7.0
+
+
+@dataclass(frozen=True)
+class BBoneShape:
+    """B-Bone shape properties: the Bone's (rest) or the PoseBone's (animated) values.
+
+    At the pose, ease/roll/curve add to the Bone's values and scale multiplies.
+    The defaults are a new Bone's (ease 1); a PoseBone's defaults are ``NO_POSE_SHAPE``.
+    """
+
+    ease_in: float = 1.0  # bbone_easein
+    ease_out: float = 1.0  # bbone_easeout
+    roll_in: float = 0.0  # bbone_rollin
+    roll_out: float = 0.0  # bbone_rollout
+    curve_in_x: float = 0.0  # bbone_curveinx
+    curve_in_z: float = 0.0  # bbone_curveinz
+    curve_out_x: float = 0.0  # bbone_curveoutx
+    curve_out_z: float = 0.0  # bbone_curveoutz
+    scale_in: tuple[float, float, float] = (1.0, 1.0, 1.0)  # bbone_scalein
+    scale_out: tuple[float, float, float] = (1.0, 1.0, 1.0)  # bbone_scaleout
+
+
+#: A PoseBone with nothing animated (adds zero, multiplies by one).
+NO_POSE_SHAPE = BBoneShape(ease_in=0.0, ease_out=0.0)
+
+
+@dataclass(frozen=True)
+class BBoneHandle:
+    """A bone serving as the start (prev) or end (next) handle of a B-Bone.
+
+    ``rest`` and ``pose`` are its ``Bone.matrix_local`` and ``PoseBone.matrix``
+    (4, 4); ``local_scale`` is the scale of its pose in its own local space
+    (Blender's ``BKE_armature_mat_pose_to_bone``; ``PoseBone.matrix_basis`` scale
+    for a bone without constraints), read only when the B-Bone uses handle scale.
+    ``roll_out_rest`` / ``roll_out_pose`` are its Bone / PoseBone ``bbone_rollout``,
+    read only with ``use_endroll_as_inroll``.
+    """
+
+    rest: F64
+    pose: F64
+    length: float
+    segments: int
+    local_scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    roll_out_rest: float = 0.0
+    roll_out_pose: float = 0.0
+
+
+@dataclass(frozen=True)
+class BBoneSpline:
+    """One B-Bone's inputs (Bone properties and its handle bones)."""
+
+    rest: F64  # (4, 4) Bone.matrix_local
+    length: float
+    segments: int
+    shape: BBoneShape = field(default_factory=BBoneShape)  # the Bone's own values
+    handle_type_start: str = "AUTO"
+    handle_type_end: str = "AUTO"
+    prev: BBoneHandle | None = None  # resolved start handle (None: no handle)
+    next: BBoneHandle | None = None  # resolved end handle
+    use_scale_start: tuple[bool, bool, bool] = (False, False, False)  # bbone_handle_use_scale_start
+    use_scale_end: tuple[bool, bool, bool] = (False, False, False)
+    use_ease_start: bool = False  # bbone_handle_use_ease_start
+    use_ease_end: bool = False
+    use_endroll_as_inroll: bool = False
+    use_scale_easing: bool = False
+    mapping_mode: str = STRAIGHT
+
+
+@dataclass(frozen=True)
+class SplineParameters:
+    """Blender's BBoneSplineParameters, in the bone's (rest or posed) frame."""
+
+    segments: int
+    length: float
+    do_scale: bool
+    scale: F64  # (3,)
+    prev_h: F64 | None  # (3,) start handle point, None without a start handle
+    next_h: F64 | None
+    prev_bbone: bool
+    next_bbone: bool
+    prev_mat: F64 | None  # (4, 4) start handle bone in this bone's frame (for its roll)
+    next_mat: F64 | None
+    ease1: float
+    ease2: float
+    roll1: float
+    roll2: float
+    scale_in: F64  # (3,)
+    scale_out: F64  # (3,)
+    curve_in_x: float
+    curve_in_z: float
+    curve_out_x: float
+    curve_out_z: float
+
+
+# -- small Blender maths --------------------------------------------------------------
+
+
+def _matrix(m: ArrayLike, name: str) -> F64:
+    a = np.asarray(m, dtype=np.float64)
+    if a.shape != (4, 4):
+        raise ShapeError(f"B-Bone input {name!r} must be a (4, 4) matrix, got shape {a.shape}")
+    return a
+
+
+def _apply(m: F64, p: F64) -> F64:
+    out: F64 = m[:3, :3] @ p + m[:3, 3]
+    return out
+
+
+def vec_roll_to_mat3(vec: ArrayLike, roll: float) -> F64:
+    """(3, 3) rotation taking +Y to ``vec`` (normalised), then rolled about it (Blender's own)."""
+    v = np.asarray(vec, dtype=np.float64)
+    x, y, z = v / np.linalg.norm(v)
+    safe, critical = 6.1e-3, 2.5e-4
+    theta = 1.0 + y
+    theta_alt = x * x + z * z
+    b = np.eye(3)
+    if theta > safe or theta_alt > critical * critical:
+        if theta <= safe:
+            # Close to -Y, 1 + y loses precision; use the series of sqrt in x and z.
+            theta = theta_alt * 0.5 + theta_alt * theta_alt * 0.125
+        b = np.array([
+            [1.0 - x * x / theta, x, -x * z / theta],
+            [-x, y, -z],
+            [-x * z / theta, z, 1.0 - z * z / theta],
+        ])
+    else:
+        b[0, 0] = b[1, 1] = -1.0
+    n = np.array([x, y, z])
+    c, s = np.cos(roll), np.sin(roll)
+    k = np.array([[0.0, -n[2], n[1]], [n[2], 0.0, -n[0]], [-n[1], n[0], 0.0]])
+    rot = c * np.eye(3) + s * k + (1.0 - c) * np.outer(n, n)
+    out: F64 = rot @ b
+    return out
+
+
+def _normalized_to_quat(m: F64) -> F64:
+    """Blender's mat3_normalized_to_quat_fast (branch choice kept), then normalised, w >= 0."""
+    # Blender indexes mat[col][row]; here m[row, col].
+    def e(c: int, r: int) -> float:
+        return float(m[r, c])
+
+    q = np.zeros(4)
+    if e(2, 2) < 0.0:
+        if e(0, 0) > e(1, 1):
+            s = 2.0 * np.sqrt(max(1.0 + e(0, 0) - e(1, 1) - e(2, 2), 0.0))
+            s = -s if e(1, 2) < e(2, 1) else s
+            q[1] = 0.25 * s
+            q[0], q[2], q[3] = (e(1, 2) - e(2, 1)) / s, (e(0, 1) + e(1, 0)) / s, (e(2, 0) + e(0, 2)) / s
+        else:
+            s = 2.0 * np.sqrt(max(1.0 - e(0, 0) + e(1, 1) - e(2, 2), 0.0))
+            s = -s if e(2, 0) < e(0, 2) else s
+            q[2] = 0.25 * s
+            q[0], q[1], q[3] = (e(2, 0) - e(0, 2)) / s, (e(0, 1) + e(1, 0)) / s, (e(1, 2) + e(2, 1)) / s
+    elif e(0, 0) < -e(1, 1):
+        s = 2.0 * np.sqrt(max(1.0 - e(0, 0) - e(1, 1) + e(2, 2), 0.0))
+        s = -s if e(0, 1) < e(1, 0) else s
+        q[3] = 0.25 * s
+        q[0], q[1], q[2] = (e(0, 1) - e(1, 0)) / s, (e(2, 0) + e(0, 2)) / s, (e(1, 2) + e(2, 1)) / s
+    else:
+        s = 2.0 * np.sqrt(1.0 + e(0, 0) + e(1, 1) + e(2, 2))
+        q[0] = 0.25 * s
+        q[1], q[2], q[3] = (e(1, 2) - e(2, 1)) / s, (e(2, 0) - e(0, 2)) / s, (e(0, 1) - e(1, 0)) / s
+    q /= np.linalg.norm(q)
+    return -q if q[0] < 0.0 else q
+
+
+def _mat3_to_quat(m: F64) -> F64:
+    """Blender's mat3_to_quat: axes normalised, a reflection negated, then the fast form."""
+    unit = m / np.linalg.norm(m, axis=0)
+    if np.linalg.det(unit) < 0.0:
+        unit = -unit
+    return _normalized_to_quat(unit)
+
+
+def mat3_vec_to_roll(mat: ArrayLike, vec: ArrayLike) -> float:
+    """Roll of ``mat`` about ``vec``: the twist about Y of ``inv(vec_roll_to_mat3(vec, 0)) @ mat``."""
+    m = np.asarray(mat, dtype=np.float64)[:3, :3]
+    rollmat = np.linalg.inv(vec_roll_to_mat3(vec, 0.0)) @ m
+    q = _mat3_to_quat(rollmat)
+    return float(2.0 * np.arctan2(q[2], q[0]))
+
+
+def _circle_tangent_factor(tan_l: F64, tan_r: F64) -> float:
+    """Blender's cubic_tangent_factor_circle_v3 (unit tangents)."""
+    dot = float(tan_l @ tan_r)
+    if dot > 1.0 - _TANGENT_DOT_EPSILON:
+        return (1.0 / 3.0) * 0.75
+    if dot < -1.0 + _TANGENT_DOT_EPSILON:
+        return 0.5
+    angle = np.arccos(dot) / 2.0
+    s, c = np.sin(angle), np.cos(angle)
+    return float(((1.0 - c) / (s * 2.0)) / s)
+
+
+def _size(m: F64) -> F64:
+    out: F64 = np.linalg.norm(m[:3, :3], axis=0)
+    return out
+
+
+def _normalize_axes(m: F64) -> F64:
+    out = m.copy()
+    out[:3, :3] = m[:3, :3] / np.linalg.norm(m[:3, :3], axis=0)
+    return out
+
+
+def _head_tail(m: F64, length: float) -> tuple[F64, F64]:
+    head = m[:3, 3].copy()
+    tail: F64 = head + m[:3, 1] * length
+    return head, tail
+
+
+# -- spline parameters and matrices -----------------------------------------------------
+
+
+def spline_parameters(
+    bone: BBoneSpline,
+    rest: bool,
+    pose: ArrayLike | None = None,
+    pose_shape: BBoneShape = NO_POSE_SHAPE,
+) -> SplineParameters:
+    """Blender's BKE_pchan_bbone_spline_params_get for one B-Bone.
+
+    Parameters
+    ----------
+    bone : the bone's inputs (rest matrix, properties, resolved handle bones).
+    rest : True for the rest shape (handles at rest, Bone values only).
+    pose : (4, 4) float64 ``PoseBone.matrix``; required when ``rest`` is False.
+    pose_shape : the PoseBone's animated B-Bone values (added / multiplied).
+    """
+    arm = _matrix(bone.rest, "rest")
+    length = float(bone.length)
+    do_scale = False
+    scale = np.ones(3)
+    if rest:
+        imat = np.linalg.inv(arm)
+        pose_mat = arm
+    else:
+        if pose is None:
+            raise ShapeError("spline_parameters(rest=False) needs the pose matrix (PoseBone.matrix)")
+        pose_mat = _matrix(pose, "pose")
+        s = _size(pose_mat)
+        if abs(s[0] - s[1]) > _NONUNIFORM_SCALE or abs(s[1] - s[2]) > _NONUNIFORM_SCALE:
+            do_scale, scale = True, s
+        imat = np.linalg.inv(_normalize_axes(pose_mat) if do_scale else pose_mat)
+    head, tail = _head_tail(pose_mat, length)
+
+    prev_h = next_h = prev_mat = next_mat = None
+    prev_bbone = next_bbone = False
+    prev_scale = np.ones(3)
+    next_scale = np.ones(3)
+    start_flags = (*bone.use_scale_start, bone.use_ease_start)
+    end_flags = (*bone.use_scale_end, bone.use_ease_end)
+
+    if bone.prev is not None:
+        p = bone.prev
+        p_rest, p_pose = _matrix(p.rest, "prev.rest"), _matrix(p.pose, "prev.pose")
+        p_arm_head, p_arm_tail = _head_tail(p_rest, p.length)
+        p_head, p_tail = _head_tail(p_pose, p.length)
+        kind = bone.handle_type_start
+        if kind == "RELATIVE":
+            # Delta movement of the handle's head from its rest, applied at this head.
+            prev_h = np.zeros(3) if rest else _apply(imat, head - (p_head - p_arm_head))
+        elif kind == "TANGENT":
+            h1 = head - ((p_arm_tail - p_arm_head) if rest else (p_tail - p_head))
+            prev_h = _apply(imat, h1)
+        else:
+            prev_bbone = p.segments > 1
+            prev_h = _apply(imat, p_arm_head if rest else p_head)
+        if not prev_bbone:
+            prev_mat = imat @ (p_rest if rest else p_pose)
+            if any(start_flags) and not rest:
+                prev_scale = np.asarray(p.local_scale, dtype=np.float64)
+
+    if bone.next is not None:
+        n = bone.next
+        n_rest, n_pose = _matrix(n.rest, "next.rest"), _matrix(n.pose, "next.pose")
+        n_arm_head, n_arm_tail = _head_tail(n_rest, n.length)
+        n_head, n_tail = _head_tail(n_pose, n.length)
+        kind = bone.handle_type_end
+        if kind == "RELATIVE":
+            next_h = np.array([0.0, length, 0.0]) if rest else _apply(imat, tail + (n_head - n_arm_head))
+        elif kind == "TANGENT":
+            next_h = _apply(imat, tail + ((n_arm_tail - n_arm_head) if rest else (n_tail - n_head)))
+        else:
+            next_bbone = n.segments > 1
+            next_h = _apply(imat, n_arm_tail if rest else n_tail)
+        next_mat = imat @ (n_rest if rest else n_pose)
+        if any(end_flags) and not rest:
+            next_scale = np.asarray(n.local_scale, dtype=np.float64)
+
+    b, ps = bone.shape, pose_shape
+    animated = 0.0 if rest else 1.0
+    ease1 = b.ease_in + animated * ps.ease_in
+    ease2 = b.ease_out + animated * ps.ease_out
+    roll1 = b.roll_in + animated * ps.roll_in
+    roll2 = b.roll_out + animated * ps.roll_out
+    if bone.use_endroll_as_inroll and bone.prev is not None:
+        roll1 += bone.prev.roll_out_rest + animated * bone.prev.roll_out_pose
+    scale_in = np.asarray(b.scale_in, dtype=np.float64).copy()
+    scale_out = np.asarray(b.scale_out, dtype=np.float64).copy()
+    if not rest:
+        scale_in *= np.asarray(ps.scale_in, dtype=np.float64)
+        scale_out *= np.asarray(ps.scale_out, dtype=np.float64)
+    cix = b.curve_in_x + animated * ps.curve_in_x
+    ciz = b.curve_in_z + animated * ps.curve_in_z
+    cox = b.curve_out_x + animated * ps.curve_out_x
+    coz = b.curve_out_z + animated * ps.curve_out_z
+    if bone.use_scale_easing:
+        ease1, cix, ciz = ease1 * scale_in[1], cix * scale_in[1], ciz * scale_in[1]
+        ease2, cox, coz = ease2 * scale_out[1], cox * scale_out[1], coz * scale_out[1]
+    for axis in range(3):
+        if bone.use_scale_start[axis]:
+            scale_in[axis] *= prev_scale[axis]
+        if bone.use_scale_end[axis]:
+            scale_out[axis] *= next_scale[axis]
+    if bone.use_ease_start:
+        ease1, cix, ciz = ease1 * prev_scale[1], cix * prev_scale[1], ciz * prev_scale[1]
+    if bone.use_ease_end:
+        ease2, cox, coz = ease2 * next_scale[1], cox * next_scale[1], coz * next_scale[1]
+
+    return SplineParameters(
+        segments=min(int(bone.segments), MAX_BBONE_SUBDIV), length=length, do_scale=do_scale, scale=scale,
+        prev_h=prev_h, next_h=next_h, prev_bbone=prev_bbone, next_bbone=next_bbone,
+        prev_mat=prev_mat, next_mat=next_mat, ease1=ease1, ease2=ease2, roll1=roll1, roll2=roll2,
+        scale_in=scale_in, scale_out=scale_out, curve_in_x=cix, curve_in_z=ciz, curve_out_x=cox,
+        curve_out_z=coz,
+    )
+
+
+def spline_handles(params: SplineParameters) -> tuple[F64, float, F64, float]:
+    """Blender's BKE_pchan_bbone_handles_compute (ease and offsets on): ``h1, roll1, h2, roll2``."""
+    length = params.length
+    epsilon = _HANDLE_EPSILON * length
+    if params.do_scale:
+        length *= params.scale[1]
+    roll1 = roll2 = 0.0
+    if params.prev_h is not None:
+        h1 = params.prev_h.copy()
+        if params.prev_bbone:
+            # Both bones bendy: aim along the average direction (prev head to this tail).
+            h1[1] -= length
+        norm = np.linalg.norm(h1)
+        h1 = np.array([0.0, -1.0, 0.0]) if norm < epsilon else h1 / norm
+        h1 = -h1
+        if not params.prev_bbone and params.prev_mat is not None:
+            roll1 = mat3_vec_to_roll(params.prev_mat[:3, :3], h1)
+    else:
+        h1 = np.array([0.0, 1.0, 0.0])
+    if params.next_h is not None:
+        h2 = params.next_h.copy()
+        if not params.next_bbone:
+            h2[1] -= length
+        norm = np.linalg.norm(h2)
+        h2 = np.array([0.0, 1.0, 0.0]) if norm < epsilon else h2 / norm
+        assert params.next_mat is not None
+        roll2 = mat3_vec_to_roll(params.next_mat[:3, :3], h2)
+    else:
+        h2 = np.array([0.0, 1.0, 0.0])
+
+    circle = length * (_circle_tangent_factor(h1, h2) / 0.75)
+    h1 = h1 * (params.ease1 * circle)
+    h2 = h2 * (-params.ease2 * circle)
+
+    roll1 += params.roll1
+    roll2 += params.roll2
+    # Blender's correction for the curve offsets in non-uniformly scaled space.
+    xs = params.scale[0] if params.do_scale else 1.0
+    zs = params.scale[2] if params.do_scale else 1.0
+    h1[0] += params.curve_in_x * xs
+    h1[2] += params.curve_in_z * zs
+    h2[0] += params.curve_out_x * xs
+    h2[2] += params.curve_out_z * zs
+    return h1, roll1, h2, roll2
+
+
+def _bezier(control: F64, t: F64) -> tuple[F64, F64]:
+    """Positions and de Casteljau tangents (last layer difference) of a cubic at (N,) params."""
+    t = t[:, None]
+    l1 = [control[i] + (control[i + 1] - control[i]) * t for i in range(3)]
+    l2 = [l1[i] + (l1[i + 1] - l1[i]) * t for i in range(2)]
+    tangent = l2[1] - l2[0]
+    return l2[0] + tangent * t, tangent
+
+
+def _equalize(control: F64, segment_scales: F64) -> F64:
+    """Blender's equalize_cubic_bezier: (S + 1,) curve parameters spaced by arc length."""
+    steps = MAX_BBONE_SUBDIV
+    coords, _ = _bezier(control, np.arange(steps + 1) / steps)
+    pdist = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(coords, axis=0), axis=1))])
+    # Target arc lengths of the joints; each is located on the sampled polyline.
+    dist = np.cumsum(segment_scales) * (pdist[-1] / segment_scales.sum())
+    nr = np.clip(np.searchsorted(pdist, dist, side="right"), 1, steps)
+    span = pdist[nr] - pdist[nr - 1]
+    fac = np.divide(pdist[nr] - dist, span, out=np.zeros_like(dist), where=span > 0)
+    t: F64 = np.concatenate([[0.0], (nr - fac) / steps])
+    t[-1] = 1.0
+    return t
+
+
+def _ease_axis(d1: F64, d2: F64) -> F64:
+    len2 = float(d2 @ d2)
+    if len2 == 0.0:
+        return d1
+    ratio = float(d1 @ d1) / len2
+    if ratio < _EASE_GAP * _EASE_GAP:
+        eased: F64 = d1 + d2 * (_EASE_GAP - np.sqrt(ratio))
+        return eased
+    return d1
+
+
+def _segment_matrix(params: SplineParameters, pos: F64, axis: F64, roll: float, sx: float, sz: float) -> F64:
+    m = np.eye(4)
+    m[:3, :3] = vec_roll_to_mat3(axis, roll)
+    m[:3, 3] = pos
+    if params.do_scale:
+        # The curve was built in scaled space; bring the matrix back to bone space.
+        m = np.diag([*(1.0 / params.scale), 1.0]) @ m @ np.diag([*params.scale, 1.0])
+    m[:3, 0] *= sx
+    m[:3, 2] *= sz
+    return m
+
+
+def spline_matrices(params: SplineParameters) -> F64:
+    """Blender's BKE_pchan_bbone_spline_compute with ``for_deform``.
+
+    Returns
+    -------
+    (S + 1, 4, 4) float64 joint matrices in bone space (``bbone_segment_matrix``).
+    """
+    segments = params.segments
+    length = params.length * (params.scale[1] if params.do_scale else 1.0)
+    h1, roll1, h2, roll2 = spline_handles(params)
+    end = np.array([0.0, length, 0.0])
+    control = np.array([np.zeros(3), h1, end + h2, end])
+
+    log_in = np.log(max(params.scale_in[1], _MIN_SEGMENT_SCALE))
+    log_out = np.log(max(params.scale_out[1], _MIN_SEGMENT_SCALE))
+    # One segment has no in/out gradient (Blender never deforms with it; kept finite here).
+    fac = np.arange(segments) / max(segments - 1, 1)
+    segment_scales = np.exp(fac * log_out + (1.0 - fac) * log_in)
+    t = _equalize(control, segment_scales)
+
+    d1 = np.diff(control, axis=0)
+    d2 = np.diff(d1, axis=0)
+    out = np.empty((segments + 1, 4, 4))
+    out[0] = _segment_matrix(params, control[0], _ease_axis(d1[0], d2[0]), roll1,
+                             params.scale_in[0], params.scale_in[2])
+    pos, tangent = _bezier(control, t[1:segments])
+    for a in range(1, segments):
+        f = a / segments
+        out[a] = _segment_matrix(
+            params, pos[a - 1], tangent[a - 1], f * roll2 + (1.0 - f) * roll1,
+            f * params.scale_out[0] + (1.0 - f) * params.scale_in[0],
+            f * params.scale_out[2] + (1.0 - f) * params.scale_in[2])
+    out[segments] = _segment_matrix(params, control[3], _ease_axis(d1[2], -d2[1]), roll2,
+                                    params.scale_out[0], params.scale_out[2])
+    return out
+
+
+def bbone_segment_matrices(
+    bone: BBoneSpline, pose: ArrayLike | None = None, pose_shape: BBoneShape = NO_POSE_SHAPE
+) -> tuple[F64, F64]:
+    """Rest and posed joint matrices of one B-Bone, in bone space.
+
+    Parameters
+    ----------
+    bone : the bone's inputs; its handles' ``pose`` matrices are read for the posed curve.
+    pose : (4, 4) float64 ``PoseBone.matrix`` (None: the rest pose, ``bone.rest``).
+    pose_shape : the PoseBone's animated B-Bone values.
+
+    Returns
+    -------
+    rest : (S + 1, 4, 4) float64, ``bbone_segment_matrix(i, rest=True)``
+    posed : (S + 1, 4, 4) float64, ``bbone_segment_matrix(i, rest=False)``
+    """
+    pose_mat = bone.rest if pose is None else pose
+    return (spline_matrices(spline_parameters(bone, rest=True)),
+            spline_matrices(spline_parameters(bone, rest=False, pose=pose_mat, pose_shape=pose_shape)))
+
+
+def bbone_deform_matrices(rest_bone: ArrayLike, channel: ArrayLike, rest_segments: ArrayLike,
+                          pose_segments: ArrayLike) -> F64:
+    """Armature-space deform matrix of each joint (Blender's ``bbone_deform_mats[1:]``).
+
+    Parameters
+    ----------
+    rest_bone : (4, 4) float64 ``Bone.matrix_local``
+    channel : (4, 4) float64 ``PoseBone.matrix @ inv(Bone.matrix_local)``
+    rest_segments, pose_segments : (S + 1, 4, 4) float64 joint matrices in bone space
+
+    Returns
+    -------
+    (S + 1, 4, 4) float64 ``channel @ arm @ pose_seg @ inv(rest_seg) @ inv(arm)``
+    """
+    arm = _matrix(rest_bone, "rest_bone")
+    chan = _matrix(channel, "channel")
+    rest_s = _segments(rest_segments, "rest_segments")
+    pose_s = _segments(pose_segments, "pose_segments")
+    if rest_s.shape != pose_s.shape:
+        raise ShapeError(f"rest_segments {rest_s.shape} and pose_segments {pose_s.shape} differ")
+    # sij,sjk->sik: each joint's pose times the inverse of its rest.
+    local = np.einsum("sij,sjk->sik", pose_s, np.linalg.inv(rest_s))
+    out: F64 = (chan @ arm) @ local @ np.linalg.inv(arm)
+    return out
+
+
+def _segments(m: ArrayLike, name: str) -> F64:
+    a = np.asarray(m, dtype=np.float64)
+    if a.ndim != 3 or a.shape[1:] != (4, 4) or a.shape[0] < 2:
+        raise ShapeError(f"{name} must be (S + 1, 4, 4) with S >= 1 segments, got shape {a.shape}")
+    return a
+
+
+# -- vertex to segment mapping ----------------------------------------------------------
+
+
+def _clamp_segment_index(head_tail: F64, segments: int) -> tuple[NDArray[np.intp], F64]:
+    """Blender's BKE_pchan_bbone_deform_clamp_segment_index."""
+    pre = np.clip(head_tail, 0.0, 1.0) * segments
+    idx = np.clip(np.floor(pre), 0, segments - 1).astype(np.intp)
+    blend: F64 = np.clip(pre - idx, 0.0, 1.0)
+    return idx, blend
+
+
+def segment_index_and_blend(co_bone: ArrayLike, length: float, rest_segments: ArrayLike,
+                            mapping_mode: str = STRAIGHT) -> tuple[NDArray[np.intp], F64]:
+    """Segment of each point and its blend toward the next (Blender's b_bone_deform mapping).
+
+    Parameters
+    ----------
+    co_bone : (V, 3) float64 points in the bone's rest frame (``inv(matrix_local) @ co``)
+    length : the bone's rest length
+    rest_segments : (S + 1, 4, 4) float64 rest joint matrices in bone space (used by CURVED)
+    mapping_mode : ``"STRAIGHT"`` (projection on the bone's Y axis) or ``"CURVED"``
+        (Blender's BSP over the joints' planes, smoothed).
+
+    Returns
+    -------
+    index : (V,) intp, in [0, S - 1]; the point blends joints ``index`` and ``index + 1``
+    blend : (V,) float64 in [0, 1], the weight of joint ``index + 1``
+    """
+    co = np.asarray(co_bone, dtype=np.float64)
+    if co.ndim != 2 or co.shape[1] != 3:
+        raise ShapeError(f"co_bone must be (V, 3), got shape {co.shape}")
+    rest = _segments(rest_segments, "rest_segments")
+    segments = rest.shape[0] - 1
+    if mapping_mode == STRAIGHT:
+        return _clamp_segment_index(co[:, 1] / length, segments)
+    if mapping_mode != CURVED:
+        raise ShapeError(f"mapping_mode must be {STRAIGHT!r} or {CURVED!r}, got {mapping_mode!r}")
+    return _clamp_segment_index(_curved_head_tail(co, rest), segments)
+
+
+def _curved_head_tail(co: F64, rest: F64) -> F64:
+    """Blender's find_bbone_segment_index_curved up to the clamp, vectorised over points."""
+    segments = rest.shape[0] - 1
+    # compute_bbone_segment_boundaries.
+    point = rest[:, :3, 3]
+    normal = rest[:, :3, 1] / np.linalg.norm(rest[:, :3, 1], axis=1)[:, None]
+    offset = np.einsum("bi,bi->b", point, normal)  # bi,bi->b: each plane's offset
+    arc = float(np.linalg.norm(np.diff(point, axis=0), axis=1).sum())
+    bsp_depth = int(np.ceil(np.log2(segments + 2)))
+    straight = float(np.linalg.norm(point[-1] - point[0]))
+    max_depth_scale = segments * (straight / arc) * _CURVED_TUNING
+    scale_factor = max(max_depth_scale, 1.0) ** (1.0 / (bsp_depth - 1))
+    depth_scale = (segments / max_depth_scale) * scale_factor ** np.arange(bsp_depth)
+
+    v = len(co)
+    rows = np.arange(v)
+    # vi,bi->vb: signed distance of every point to every joint plane.
+    dist_all = co @ normal.T - offset
+    start = np.full(v, -1)
+    end = np.full(v, segments + 1)
+    bias = np.zeros(v, dtype=np.intp)
+    stack = np.zeros((v, segments + 2), dtype=np.intp)
+    depth = np.zeros(v, dtype=np.intp)
+    for _ in range(segments + 2):
+        active = end - start > 1
+        if not active.any():
+            break
+        mid = (start + end + bias) // 2
+        mid_safe = np.where(active, mid, 0)
+        d = dist_all[rows, mid_safe]
+        stack[rows[active], depth[active]] = mid[active]
+        depth = depth + active
+        below = active & (d < 0)
+        above = active & ~(d < 0)
+        end = np.where(below, mid, end)
+        start = np.where(above, mid, start)
+        bias = np.where(below, 1, np.where(above, 0, bias))
+
+    size = 1.0 / segments
+    inner = (end > 0) & (start < segments)
+    s_idx = np.clip(start, 0, segments)
+    e_idx = np.clip(end, 0, segments)
+    d1 = np.abs(dist_all[rows, s_idx])
+    d2 = np.abs(dist_all[rows, e_idx])
+    total = d1 + d2
+    t = np.divide(d1, total, out=np.zeros(v), where=total > 0)
+    head_tail = np.where(end <= 0, 0.0, np.where(start >= segments, 1.0, size * (s_idx + t)))
+    head_tail = np.where(inner | (end <= 0) | (start >= segments), head_tail, 0.0)
+
+    # Smoothing pass up the BSP stack (see Blender PR #110758).
+    arc_reciprocal = 1.0 / arc
+    for i in range(stack.shape[1] - 1, -1, -1):
+        on = i < depth
+        if not on.any():
+            continue
+        b_idx = stack[:, i]
+        b_pos = b_idx * size
+        point_dist = dist_all[rows, b_idx] * arc_reciprocal
+        pd_abs = np.abs(point_dist)
+        slope_gap = np.abs(head_tail - b_pos) - pd_abs
+        dist_coeff = 1.0 - pd_abs * (depth_scale[i] if i < bsp_depth else np.inf)
+        apply = on & (slope_gap > 0) & (dist_coeff > 0)
+        if not apply.any():
+            continue
+        scaled_gap = slope_gap * _CURVED_SLOPE_TUNE
+        slope_coeff = np.divide(scaled_gap, scaled_gap + pd_abs, out=np.zeros(v), where=apply)
+        smooth = dist_coeff * dist_coeff * (_CURVED_DIST_TUNE + 1.0) / (_CURVED_DIST_TUNE * dist_coeff + 1.0)
+        f = slope_coeff * smooth
+        head_tail = np.where(apply, f * (b_pos + point_dist) + (1.0 - f) * head_tail, head_tail)
+    out: F64 = head_tail
+    return out
+
+
+# -- blending ---------------------------------------------------------------------------
+
+
+def blended_segment_matrices(index: ArrayLike, blend: ArrayLike, deform: ArrayLike) -> F64:
+    """(V, 4, 4) per-point B-Bone matrix for linear blending: ``(1 - b) D[i] + b D[i + 1]``.
+
+    A B-Bone adds ``w (M_v co - co)`` to a vertex with this ``M_v`` (linear in the
+    matrices, so the two segment terms of ``b_bone_deform`` fold into one).
+
+    Parameters
+    ----------
+    index : (V,) int, blend : (V,) float64 from ``segment_index_and_blend``
+    deform : (S + 1, 4, 4) float64 from ``bbone_deform_matrices``
+    """
+    i = np.asarray(index, dtype=np.intp)
+    b = np.asarray(blend, dtype=np.float64)[:, None, None]
+    d = _segments(deform, "deform")
+    out: F64 = (1.0 - b) * d[i] + b * d[i + 1]
+    return out
+
+
+@dataclass(frozen=True)
+class SegmentDualQuaternions:
+    """Blender's ``bbone_dual_quats``: one dual quaternion per joint.
+
+    ``real`` (S + 1, 4) and ``dual`` (S + 1, 4) are (w, x, y, z); ``scale`` (S + 1, 4, 4)
+    is the scale/shear part folded in at the vertex where ``scaled`` is True.
+    """
+
+    real: F64
+    dual: F64
+    scale: F64
+    scaled: NDArray[np.bool_]
+
+
+def _qmul(a: F64, b: F64) -> F64:
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw], -1)
+
+
+def _quat_matrix(q: F64) -> F64:
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _orthogonalize_keep_y(m: F64) -> F64:
+    """Blender's orthogonalize_m4(m, 1): Y direction kept, axis lengths kept."""
+    lengths = np.linalg.norm(m[:3, :3], axis=0)
+    y = m[:3, 1] / lengths[1]
+    z = np.cross(m[:3, 0], y)
+    z /= np.linalg.norm(z)
+    x = np.cross(y, z)
+    out = m.copy()
+    out[:3, 0], out[:3, 1], out[:3, 2] = x * lengths[0], y * lengths[1], z * lengths[2]
+    return out
+
+
+def _mat4_to_dquat(base: F64, mat: F64) -> tuple[F64, F64, F64 | None]:
+    """Blender's mat4_to_dquat(basemat, mat): rotation/translation and the scale split off."""
+    base_rs = mat @ base
+    dscale = _size(base_rs) - 1.0
+    m3 = mat[:3, :3]
+    gram = m3.T @ m3
+    orthonormal = bool(np.abs(gram - np.eye(3)).max() <= _DQ_ORTHONORMAL)
+    scale = None
+    rigid = mat
+    if not orthonormal or np.linalg.det(mat) < 0.0 or float(dscale @ dscale) > _DQ_SCALE * _DQ_SCALE:
+        tmp = _orthogonalize_keep_y(base_rs)
+        base_r = np.eye(4)
+        base_r[:3, :3] = _quat_matrix(_mat3_to_quat(tmp[:3, :3]))
+        base_r[:3, 3] = base_rs[:3, 3]
+        base_inv = np.linalg.inv(base)
+        rigid = base_r @ base_inv
+        scale = base @ (np.linalg.inv(base_r) @ base_rs) @ base_inv
+    q = _mat3_to_quat(rigid[:3, :3])
+    t = np.concatenate([[0.0], rigid[:3, 3]])
+    return q, 0.5 * _qmul(t, q), scale
+
+
+def segment_dual_quaternions(
+    rest_bone: ArrayLike, rest_segments: ArrayLike, deform: ArrayLike
+) -> SegmentDualQuaternions:
+    """Blender's ``bbone_dual_quats`` (Preserve Volume), one per joint.
+
+    Parameters
+    ----------
+    rest_bone : (4, 4) float64 ``Bone.matrix_local``
+    rest_segments : (S + 1, 4, 4) float64 rest joint matrices in bone space
+    deform : (S + 1, 4, 4) float64 from ``bbone_deform_matrices``
+    """
+    arm = _matrix(rest_bone, "rest_bone")
+    rest = _segments(rest_segments, "rest_segments")
+    d = _segments(deform, "deform")
+    n = len(d)
+    real, dual, scale = np.zeros((n, 4)), np.zeros((n, 4)), np.tile(np.eye(4), (n, 1, 1))
+    scaled = np.zeros(n, dtype=bool)
+    for a in range(n):
+        # The joint's orthonormal rest frame in armature space is the pivot basis.
+        base = _normalize_axes(arm @ rest[a])
+        q, t, s = _mat4_to_dquat(base, d[a])
+        real[a], dual[a] = q, t
+        if s is not None:
+            scale[a], scaled[a] = s, True
+    return SegmentDualQuaternions(real, dual, scale, scaled)
+
+
+def accumulate_bbone_dual(real: ArrayLike, dual: ArrayLike, co: ArrayLike, weight: ArrayLike,
+                          index: ArrayLike, blend: ArrayLike,
+                          quats: SegmentDualQuaternions) -> tuple[F64, F64]:
+    """One B-Bone's Preserve Volume contribution added to running dual-quaternion sums.
+
+    Blender's b_bone_deform with add_weighted_dq_dq_pivot: joint ``index`` with weight
+    ``w (1 - blend)`` then joint ``index + 1`` with ``w blend``, each sign-flipped
+    against the running sum, its scale folded in as a translation at the vertex.
+
+    Parameters
+    ----------
+    real, dual : (V, 4) float64 running sums (not modified; new sums are returned)
+    co : (V, 3) float64 armature-space rest points (the pivots)
+    weight : (V,) float64 this bone's vertex-group weights
+    index, blend : (V,) from ``segment_index_and_blend``
+    quats : from ``segment_dual_quaternions``
+
+    Returns
+    -------
+    real, dual : (V, 4) float64 updated sums (add ``weight`` to the contribution total).
+    """
+    r = np.array(real, dtype=np.float64)
+    t_sum = np.array(dual, dtype=np.float64)
+    p = np.asarray(co, dtype=np.float64)
+    w = np.asarray(weight, dtype=np.float64)
+    i = np.asarray(index, dtype=np.intp)
+    b = np.asarray(blend, dtype=np.float64)
+    for joint, part in ((i, w * (1.0 - b)), (i + 1, w * b)):
+        on = part != 0.0
+        q = quats.real[joint]
+        t = quats.dual[joint].copy()
+        s = quats.scale[joint]
+        # vij,vj->vi: each vertex's pivot moved by its joint's scale part.
+        moved = np.einsum("vij,vj->vi", s[:, :3, :3], p) + s[:, :3, 3] - p
+        d = np.where(quats.scaled[joint][:, None], moved, 0.0)
+        t += 0.5 * _qmul(q, np.column_stack([np.zeros(len(p)), d]))
+        # vc,vc->v: flip toward the running sum's hemisphere.
+        flip = np.einsum("vc,vc->v", r, q) < 0.0
+        signed = np.where(on, np.where(flip, -part, part), 0.0)[:, None]
+        r = r + signed * q
+        t_sum = t_sum + signed * t
+    return r, t_sum
+
+
+def dual_transform(co: ArrayLike, real: ArrayLike, dual: ArrayLike, contrib: ArrayLike) -> F64:
+    """Blender's normalize_dq + mul_v3m3_dq: points moved by their summed dual quaternions.
+
+    Parameters
+    ----------
+    co : (V, 3) float64 armature-space rest points
+    real, dual : (V, 4) float64 summed dual quaternions
+    contrib : (V,) float64 summed weights (Blender divides by it; a unit quaternion
+        would not need it, the blended one keeps it for the length ratio)
+    """
+    p = np.asarray(co, dtype=np.float64)
+    c = np.asarray(contrib, dtype=np.float64)[:, None]
+    q = np.asarray(real, dtype=np.float64) / c
+    t = np.asarray(dual, dtype=np.float64) / c
+    w, x, y, z = q.T
+    t0, t1, t2, t3 = t.T
+    rot = np.stack([
+        np.stack([w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), w * w + y * y - x * x - z * z, 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), w * w + z * z - x * x - y * y], -1),
+    ], -2)
+    tr = 2.0 * np.column_stack([-t0 * x + w * t1 - t2 * z + y * t3,
+                                -t0 * y + t1 * z - x * t3 + w * t2,
+                                -t0 * z + x * t2 + w * t3 - t1 * y])
+    # vij,vj->vi: the blended (unnormalised) rotation applied to each point.
+    out: F64 = (np.einsum("vij,vj->vi", rot, p) + tr) / np.sum(q * q, axis=1)[:, None]
+    return out
