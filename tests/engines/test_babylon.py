@@ -269,3 +269,12 @@ def test_weights_reach_babylon_as_stored(name: str, runs: dict, variant_files: d
         for stored, engine in zip(prim.sets, held, strict=True):
             # Babylon's float32 copy of the dequantised value.
             np.testing.assert_allclose(engine, stored.weights, rtol=0, atol=1e-7)
+
+
+@pytest.mark.parametrize(("name", "severity"), [("unnormalised", "WARNING"), ("quantised_ubyte", "INFO")])
+def test_weight_sums_off_one_are_reported_by_cause(name: str, severity: str, variant_files: dict[str, Path]) -> None:
+    """A user's unnormalised weights are a WARNING; byte rounding (sums 1 +- 2/255) is INFO."""
+    (prim,) = babylon.babylon_gltf_positions(load_gltf(variant_files[name]), 0, 0.37)
+    found = {f.code: f for f in prim.findings}[babylon.UNNORMALISED_GPU_SHADING]
+    assert found.severity == severity
+    assert found.details["target"] == "babylon"

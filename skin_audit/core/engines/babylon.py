@@ -85,7 +85,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ShapeError
 from ..findings import Finding
 from ..gltf.animation import Sampler, find_animation, read_sampler, sample
-from ..gltf.document import GltfDocument, read_accessor
+from ..gltf.document import NORMALISATION_SCALE, GltfDocument, read_accessor
 from ..gltf.scene import local_matrices, node_parents, rest_transforms, world_matrices
 from ..gltf.skin import SkinnedPrimitive, joint_matrices, skinned_primitives
 
@@ -106,9 +106,8 @@ FINDING_CODES = (VANISHING_VERTICES, UNNORMALISED_GPU_SHADING, CPU_GPU_DIFFER, S
 # Tolerances of this module (kept here until the tolerances module has an engines
 # section): relative to the mesh size, float32 engines against a float64 model.
 #: A vertex whose weight sum differs from 1 by more than this shades off its drawn
-#: position. glTF stores weights as float32 or as normalised bytes (1/255 each), so a
-#: stored sum can honestly miss 1 by 2e-7 (float) or a few 1/255 steps: 2e-3 ignores
-#: rounding of float weights and flags anything a user put there.
+#: position. Float32 weights honestly miss 1 by about 2e-7; 2e-3 ignores that and flags
+#: anything a user put there.
 WEIGHT_SUM_SLACK = 2e-3
 #: Two positions of the same vertex count as the same when they agree to this fraction
 #: of the mesh size (float32 engine arithmetic: about 1e-7 measured).
@@ -313,6 +312,7 @@ def babylon_findings(
     target_deltas: ArrayLike | None = None,
     target_weights: ArrayLike | None = None,
     where: str = "mesh",
+    weight_quantum: float = 0.0,
 ) -> list[Finding]:
     """What a Babylon user will see that Blender does not show, as findings.
 
@@ -325,6 +325,9 @@ def babylon_findings(
         The primitive's morph targets and their influences at the pose.
     where : str
         Object name for the messages.
+    weight_quantum : float
+        Step of the stored weights (1/255, 1/65535; 0 for floats). Sums off by no more than
+        half a step per slot are the storage's rounding: reported as INFO, not WARNING.
 
     Returns
     -------
@@ -367,9 +370,10 @@ def babylon_findings(
         # The shader's world position is s times the drawn one: lighting reads a point this far off.
         shading_offset = np.linalg.norm(hom[off_sum, :3] - gpu[off_sum], axis=1)
         worst = int(off_sum[int(np.argmax(shading_offset))])
+        rounding = float(np.abs(sums[off_sum] - 1.0).max()) <= 0.5 * weight_quantum * n_slots
         findings.append(Finding(
             code=UNNORMALISED_GPU_SHADING,
-            severity="WARNING",
+            severity="INFO" if rounding else "WARNING",
             message=(
                 f"{where}: {len(off_sum)} vertices have weights that do not sum to 1 (sums "
                 f"{float(sums[off_sum].min()):.4g} to {float(sums[off_sum].max()):.4g}; vertices "
@@ -377,11 +381,13 @@ def babylon_findings(
                 "puts it (the homogeneous divide undoes the sum), but Babylon's shader lights, fogs and "
                 "reflects it at its position times the sum, up to "
                 f"{float(shading_offset.max()) / size:.3g} of the mesh size away at this pose. "
-                "Normalise the weights before export."
+                + ("The sums are within the rounding of the stored integers; an exporter can pick "
+                   "integers that sum exactly to the maximum." if rounding else
+                   "Normalise the weights before export.")
             ),
             count=len(off_sum),
             vertices=tuple(int(v) for v in off_sum),
-            details={**base, "worst_vertex": worst,
+            details={**base, "worst_vertex": worst, "storage_rounding": rounding,
                      "worst_shading_offset_relative": float(shading_offset.max()) / size},
         ))
 
@@ -585,6 +591,7 @@ def babylon_gltf_positions(
                 prim.positions, joints, weights, mats,
                 target_deltas=deltas if len(deltas) else None,
                 target_weights=influences if len(deltas) else None, where=where,
+                weight_quantum=1.0 / NORMALISATION_SCALE.get(prim.sets[0].weight_component_type, np.inf),
             )),
         ))
     return out
