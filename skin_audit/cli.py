@@ -3,7 +3,8 @@
 --python scripts/skin_audit_blender.py -- ...`` and ``blender --command skin_audit``.
 
 Exit codes: 0 success; 1 findings at or above the failure level (or a failed
-verification); 2 bad usage or input that cannot be audited.
+verification); 2 bad usage or input that cannot be audited; 3 an internal error
+(a bug); 130 interrupted (Ctrl-C: no report written).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TextIO
 from . import __version__
 from .core.errors import InputError, SkinAuditError
 
-EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def parse_angles(text: str) -> list[float]:
@@ -111,9 +112,10 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     from .core.output_files import require_output_dir
 
     if args.json:
-        require_output_dir(Path(args.json).resolve().parent)  # fail before any work
-        if Path(args.json).is_dir():
-            raise InputError(f"--json {args.json!r} is a folder; give a file name for the report")
+        from .core.input_guard import INPUT_SUFFIXES, check_report_target
+
+        # Fail before any work; never let the report replace an input or a read-only file.
+        require_output_dir(check_report_target(args.json, args.paths, INPUT_SUFFIXES).parent)
     from .blender.session import require_bpy
 
     require_bpy()
@@ -131,6 +133,8 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
         target = Path(args.json).resolve()
         write_all(target.parent, {target.name: json_text(report.to_dict())})
     out.write(audit_summary_text(report, args.fail_on))
+    if any(getattr(fa, "error_kind", "") == "internal" for fa in files):
+        return EXIT_INTERNAL  # our own bug on some file: the report holds the rest
     if any(fa.status != "ok" for fa in files):
         return EXIT_UNUSABLE
     findings = [f for fa in files for f in fa.findings]
@@ -161,11 +165,23 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # --help, --version and usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_UNUSABLE
+    from .core.interrupt import EXIT_INTERRUPTED, sigint_stops_the_run
+
     try:
-        return COMMANDS[args.command](args, out)
+        with sigint_stops_the_run():
+            return COMMANDS[args.command](args, out)
     except InputError as exc:
         err.write(f"skin_audit: error: {exc}\n")
         return EXIT_UNUSABLE
     except SkinAuditError as exc:
         err.write(f"skin_audit: {args.command} failed: {exc}\n")
         return EXIT_FINDINGS if exc.code == "verification-failed" else EXIT_UNUSABLE
+    except KeyboardInterrupt:
+        err.write(f"skin_audit: {args.command} interrupted; no report or output written\n")
+        return EXIT_INTERRUPTED
+    except Exception:  # a bug of ours, never reported as findings (exit 1) or bad input (exit 2)
+        import traceback
+
+        err.write(f"skin_audit: internal error in {args.command} (a skin_audit bug; please report it):\n"
+                  f"{traceback.format_exc()}")
+        return EXIT_INTERNAL

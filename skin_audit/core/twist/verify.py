@@ -20,6 +20,9 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..errors import InputError, VerificationError
 
+#: Longest integer a scene file may hold; longer ones are refused while parsing.
+MAX_INTEGER_DIGITS = 30
+
 #: Relative tolerances of the verifier (documented in tolerances.py terms).
 FLOAT64 = tolerances.CLOSED_FORM_FLOAT64
 FLOAT32 = tolerances.FLOAT32_RELATIVE
@@ -106,11 +109,21 @@ def _lbs_vertex(
 def load_scene(path: str | Path) -> dict[str, Any]:
     """Read a scene file, with a clear error for a missing or malformed one."""
     p = Path(path)
+
+    def whole_number(text: str) -> int:
+        # A scene's integers are indices and counts; hundreds of digits only overflow later.
+        if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+            raise InputError(f"{p}: a number with {len(text.lstrip('-'))} digits is not a scene value "
+                             f"(at most {MAX_INTEGER_DIGITS} digits)")
+        return int(text)
+
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(p.read_text(encoding="utf-8"), parse_int=whole_number)
     except FileNotFoundError as exc:
         raise InputError(f"{p}: no such file") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except RecursionError as exc:
+        raise InputError(f"{p}: arrays or objects nested too deeply to be a twist scene") from exc
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError is a ValueError
         raise InputError(f"{p}: not a readable JSON file ({exc})") from exc
     if not isinstance(data, dict) or data.get("format") != "skin_audit.twist_scene":
         raise InputError(f"{p}: not a skin_audit twist scene (missing format 'skin_audit.twist_scene')")
@@ -184,6 +197,10 @@ def verify_scene(data: dict[str, Any]) -> VerifyResult:
         problems = _structure_problems(bind_v, bind, inv, idx, wts, poses)
     except (KeyError, TypeError, ValueError) as exc:
         raise VerificationError(f"scene is missing or has malformed data: {exc!r}") from exc
+    except (OverflowError, RecursionError) as exc:
+        raise InputError(f"scene has a number too large or data nested too deeply: {exc}") from exc
+    if not isinstance(poses, list) or not poses or bind_v.size == 0:
+        problems.append("the scene has no pose or no vertex: it proves nothing")
     if problems:
         raise VerificationError(f"{len(problems)} structural problem(s):\n  " + "\n  ".join(problems))
     size = max(float(np.ptp(bind_v, axis=0).max()), 1.0)
