@@ -57,6 +57,7 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 from mathutils import Euler  # noqa: E402
 
+from skin_audit.blender.build.objects import BoneSpec, add_weights, build_armature, mesh_from_arrays  # noqa: E402
 from skin_audit.blender.read.extract import extract  # noqa: E402
 from skin_audit.blender.read.weights import group_weights, group_weights_loop  # noqa: E402
 from skin_audit.blender.run import audit_scene  # noqa: E402
@@ -105,71 +106,37 @@ def _cloud(vertices: int, bones: int) -> np.ndarray:
     return co
 
 
-def _build_mesh(co: np.ndarray, quads: np.ndarray | None) -> bpy.types.Mesh:
-    me = bpy.data.meshes.new("Bench")
-    me.vertices.add(len(co))
-    me.vertices.foreach_set("co", co.ravel())
-    if quads is not None and len(quads):
-        me.loops.add(quads.size)
-        me.loops.foreach_set("vertex_index", quads.ravel())
-        me.polygons.add(len(quads))
-        me.polygons.foreach_set("loop_start", np.arange(0, quads.size, 4, dtype=np.int32))
-        me.update(calc_edges=True)
-    else:
-        me.update()
-    me.validate(verbose=False)
-    return me
-
-
 def _chains(mirror: bool) -> list[tuple[str, float]]:
     """(name suffix, x of the chain) per chain: one on the Z axis, or a .L/.R pair mirrored across x = 0."""
     return [(".L", MIRROR_OFFSET), (".R", -MIRROR_OFFSET)] if mirror else [("", 0.0)]
 
 
-def _build_armature(scene: bpy.types.Scene, chains: list[tuple[str, float]], length: int) -> bpy.types.Object:
-    data = bpy.data.armatures.new("BenchRig")
-    arm = bpy.data.objects.new("BenchRig", data)
-    scene.collection.objects.link(arm)
-    view_layer = bpy.context.view_layer
-    view_layer.objects.active = arm
-    bpy.ops.object.mode_set(mode="EDIT")
-    try:
-        for suffix, x in chains:
-            parent = None
-            for j in range(length):
-                eb = data.edit_bones.new(f"B{j:02d}{suffix}")
-                eb.head, eb.tail, eb.roll = (x, 0.0, j * BONE_LENGTH), (x, 0.0, (j + 1) * BONE_LENGTH), 0.0
-                if parent is not None:
-                    eb.parent = parent
-                    eb.use_connect = True
-                parent = eb
-    finally:
-        bpy.ops.object.mode_set(mode="OBJECT")
-    return arm
+def _bones(chains: list[tuple[str, float]], length: int) -> list[BoneSpec]:
+    """Each chain straight up Z from its x, bones connected."""
+    out = []
+    for suffix, x in chains:
+        for j in range(length):
+            out.append(BoneSpec(f"B{j:02d}{suffix}", (x, 0.0, j * BONE_LENGTH), (x, 0.0, (j + 1) * BONE_LENGTH),
+                                parent=f"B{j - 1:02d}{suffix}" if j else None, use_connect=bool(j)))
+    return out
 
 
-def _assign_weights(groups: list[bpy.types.VertexGroup], z: np.ndarray, first: int) -> int:
+def _weights(z: np.ndarray, first: int, names: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Two influences a vertex: the chain's bones whose centres bracket it, ``1 - q`` and ``q``.
 
-    ``z`` holds the heights of vertices ``first, first + 1, ...``.  One ``vg.add``
-    per (group, distinct weight); returns the number of calls.
+    ``z`` holds the heights of vertices ``first, first + 1, ...``; ``q`` is quantised to
+    LEVELS values so the groups are filled with few ``vg.add`` calls.
     """
     s = z.astype(np.float64) / BONE_LENGTH - 0.5  # in bone-centre units
-    lower = np.clip(np.floor(s), 0, len(groups) - 2).astype(np.intp)
+    lower = np.clip(np.floor(s), 0, len(names) - 2).astype(np.intp)
     t = np.clip(s - lower, 0.0, 1.0)
-    level = np.minimum(np.floor(t * LEVELS), LEVELS - 1).astype(np.intp)
-    key = lower * LEVELS + level
-    order = np.argsort(key, kind="stable")
-    cuts = np.flatnonzero(np.diff(key[order])) + 1
-    calls = 0
-    for chunk in np.split(order, cuts):
-        b, k = divmod(int(key[chunk[0]]), LEVELS)
-        q = (k + 0.5) / LEVELS
-        members = (chunk + first).tolist()
-        groups[b].add(members, 1.0 - q, "REPLACE")
-        groups[b + 1].add(members, q, "REPLACE")
-        calls += 2
-    return calls
+    q = (np.minimum(np.floor(t * LEVELS), LEVELS - 1) + 0.5) / LEVELS
+    index = np.arange(len(z)) + first
+    out = {}
+    for b, name in enumerate(names):
+        low, high = lower == b, lower + 1 == b
+        out[name] = (np.concatenate([index[low], index[high]]), np.concatenate([1.0 - q[low], q[high]]))
+    return out
 
 
 def _pose(arm: bpy.types.Object) -> None:
@@ -198,7 +165,7 @@ def build_rig(
     scene = bpy.context.scene
     chains = _chains(mirror)
     length, per_chain = bones // len(chains), vertices // len(chains)
-    arm = _build_armature(scene, chains, length)
+    arm = build_armature("BenchRig", _bones(chains, length), scene.collection, bpy.context.view_layer)
     if faces:
         co, quads = _tube(per_chain, length)
     else:
@@ -212,13 +179,14 @@ def build_rig(
         parts.append(part)
         if quads is not None:
             faces_parts.append(quads + c * len(co))
-    obj = bpy.data.objects.new("Bench", _build_mesh(np.concatenate(parts),
-                                                    np.concatenate(faces_parts) if faces_parts else None))
+    obj = bpy.data.objects.new("Bench", mesh_from_arrays("Bench", np.concatenate(parts),
+                                                         np.concatenate(faces_parts) if faces_parts else ()))
     scene.collection.objects.link(obj)
     calls = 0
     for c, (suffix, _) in enumerate(chains):
-        groups = [obj.vertex_groups.new(name=f"B{j:02d}{suffix}") for j in range(length)]
-        calls += _assign_weights(groups, co[:, 2], c * len(co))
+        spec = _weights(co[:, 2], c * len(co), [f"B{j:02d}{suffix}" for j in range(length)])
+        add_weights(obj, spec)
+        calls += sum(len(np.unique(w)) for _, w in spec.values())
     obj.parent = arm
     mod = obj.modifiers.new("Armature", "ARMATURE")
     mod.object = arm

@@ -3,12 +3,8 @@
 
 :func:`build_rig` makes an armature from :class:`BoneSpec` rows, a mesh from
 vertex and face arrays, vertex groups from ``{group: (indices, weights)}``
-and an Armature modifier with the given settings.  Edit bones exist only in
-Edit Mode, so the armature is made the view layer's active object and
-``bpy.ops.object.mode_set`` enters and leaves Edit Mode on it (a
-``temp_override`` of the active object leaves ``mode_set`` working on the
-view layer's real active object); the previous active object and its mode are
-restored afterwards.
+(all three through ``skin_audit/blender/build/objects.py``, the product's one
+builder) and an Armature modifier with the given settings.
 
 :func:`cylinder` and :func:`chain_weights` give a ready-made mesh and
 weights along a chain of bones on the Z axis; :func:`chain_rig` puts them
@@ -18,100 +14,17 @@ purpose.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 
 import bpy
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from skin_audit.blender.build.objects import BoneSpec, WeightSpec, add_weights, build_armature, mesh_from_arrays
 from skin_audit.core.errors import InputError
 
-Vec3 = tuple[float, float, float]
-#: ``{group name: (vertex indices, weights)}``; weights one value per index, or one for all.
-WeightSpec = Mapping[str, tuple[ArrayLike, ArrayLike]]
-
-
-@dataclass(frozen=True)
-class BoneSpec:
-    """One bone in armature space; ``parent`` names a bone listed before it."""
-
-    name: str
-    head: Vec3
-    tail: Vec3
-    parent: str | None = None
-    roll: float = 0.0
-    use_deform: bool = True
-    bbone_segments: int = 1
-    use_connect: bool = False
-
-
-def _enter_edit(view_layer: bpy.types.ViewLayer, obj: bpy.types.Object) -> tuple[bpy.types.Object | None, str]:
-    """Make ``obj`` active in Edit Mode; return the previous active object and its mode."""
-    previous = view_layer.objects.active
-    previous_mode = previous.mode if previous is not None else "OBJECT"
-    if previous is not None and previous_mode != "OBJECT":
-        bpy.ops.object.mode_set(mode="OBJECT")
-    view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    return previous, previous_mode
-
-
-def _leave_edit(view_layer: bpy.types.ViewLayer, previous: bpy.types.Object | None, previous_mode: str) -> None:
-    bpy.ops.object.mode_set(mode="OBJECT")
-    view_layer.objects.active = previous
-    if previous is not None and previous_mode != "OBJECT":
-        bpy.ops.object.mode_set(mode=previous_mode)
-
-
-def build_armature(
-    name: str, bones: Sequence[BoneSpec], collection: bpy.types.Collection | None = None,
-    view_layer: bpy.types.ViewLayer | None = None,
-) -> bpy.types.Object:
-    """A new armature object with ``bones`` (armature space), linked to ``collection``."""
-    collection = collection or bpy.context.scene.collection
-    view_layer = view_layer or bpy.context.view_layer
-    names = [b.name for b in bones]
-    if len(set(names)) != len(names):
-        raise InputError(f"bone names must be unique, got {names}")
-    for b in bones:
-        if b.parent is not None and b.parent not in names[: names.index(b.name)]:
-            raise InputError(f"bone {b.name!r}: parent {b.parent!r} must be listed before it")
-        if np.allclose(b.head, b.tail):
-            raise InputError(f"bone {b.name!r} has zero length (head == tail); Blender would delete it")
-    data = bpy.data.armatures.new(name)
-    arm = bpy.data.objects.new(name, data)
-    collection.objects.link(arm)
-    previous, previous_mode = _enter_edit(view_layer, arm)
-    try:
-        edit = {}
-        for b in bones:
-            eb = data.edit_bones.new(b.name)
-            eb.head, eb.tail, eb.roll = b.head, b.tail, b.roll
-            eb.use_deform = b.use_deform
-            eb.bbone_segments = b.bbone_segments
-            if b.parent is not None:
-                eb.parent = edit[b.parent]
-                eb.use_connect = b.use_connect
-            edit[b.name] = eb
-    finally:
-        _leave_edit(view_layer, previous, previous_mode)
-    return arm
-
-
-def add_weights(obj: bpy.types.Object, weights: WeightSpec) -> None:
-    """Create (or extend) vertex groups: one ``add`` call per distinct weight value of each group."""
-    for group_name, (indices, values) in weights.items():
-        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
-        w = np.broadcast_to(np.asarray(values, dtype=np.float64), idx.shape)
-        if idx.size and (idx.min() < 0 or idx.max() >= len(obj.data.vertices)):
-            raise InputError(f"group {group_name!r}: vertex index out of range 0..{len(obj.data.vertices) - 1}")
-        if np.unique(idx).size != idx.size:
-            raise InputError(f"group {group_name!r}: a vertex is listed twice; give each vertex one weight")
-        group = obj.vertex_groups.get(group_name) or obj.vertex_groups.new(name=group_name)
-        for value in np.unique(w):
-            members = idx[w == value]
-            group.add(members.tolist(), float(value), "REPLACE")
+__all__ = ["BoneSpec", "WeightSpec", "add_weights", "build_armature", "build_rig", "chain_bones", "chain_rig",
+           "chain_weights", "cylinder"]
 
 
 def build_rig(
@@ -151,10 +64,7 @@ def build_rig(
     if unknown:
         raise InputError(f"the Armature modifier has no setting {', '.join(map(repr, unknown))}")
     arm = build_armature(name + "_Armature", bones, collection, context.view_layer)
-    me = bpy.data.meshes.new(name)
-    me.from_pydata(verts.tolist(), [], [list(f) for f in faces])
-    me.update()
-    obj = bpy.data.objects.new(name, me)
+    obj = bpy.data.objects.new(name, mesh_from_arrays(name, verts, list(faces)))
     collection.objects.link(obj)
     add_weights(obj, weights or {})
     if parent_to_armature:

@@ -15,6 +15,7 @@ import bpy
 import numpy as np
 
 from ...core.twist.cylinder import build_cylinder, linear_height_weights
+from .objects import BoneSpec, add_weights, build_armature, mesh_from_arrays
 
 MESH_NAME = "SkinAudit_Cylinder"
 ARMATURE_NAME = "SkinAudit_Armature"
@@ -58,44 +59,23 @@ def remove_demo_rig() -> None:
 
 
 def _build_armature(collection: bpy.types.Collection, view_layer: bpy.types.ViewLayer) -> bpy.types.Object:
-    data = bpy.data.armatures.new(ARMATURE_NAME)
-    arm = bpy.data.objects.new(ARMATURE_NAME, data)
+    arm = build_armature(ARMATURE_NAME, (
+        BoneSpec(ROOT_BONE, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)),
+        BoneSpec(CHILD_BONE, (0.0, 0.0, 1.0), (0.0, 0.0, 2.0), parent=ROOT_BONE, use_connect=True),
+    ), collection, view_layer)
     arm[MARKER] = "armature"
-    collection.objects.link(arm)
-    # Edit bones exist only in edit mode; enter it on the new object and leave
-    # the previous active object as it was.
-    previous = view_layer.objects.active
-    view_layer.objects.active = arm
-    bpy.ops.object.mode_set(mode="EDIT")
-    try:
-        root = data.edit_bones.new(ROOT_BONE)
-        root.head, root.tail, root.roll = (0.0, 0.0, 0.0), (0.0, 0.0, 1.0), 0.0
-        child = data.edit_bones.new(CHILD_BONE)
-        child.head, child.tail, child.roll = (0.0, 0.0, 1.0), (0.0, 0.0, 2.0), 0.0
-        child.parent = root
-        child.use_connect = True
-    finally:
-        bpy.ops.object.mode_set(mode="OBJECT")
-        view_layer.objects.active = previous
     return arm
 
 
 def _build_mesh(collection: bpy.types.Collection, arm: bpy.types.Object) -> bpy.types.Object:
     cyl = build_cylinder()
-    me = bpy.data.meshes.new(MESH_NAME)
-    me.from_pydata(cyl.vertices.tolist(), [], cyl.triangles.tolist())
-    me.update()
-    obj = bpy.data.objects.new(MESH_NAME, me)
+    obj = bpy.data.objects.new(MESH_NAME, mesh_from_arrays(MESH_NAME, cyl.vertices, cyl.triangles))
     obj[MARKER] = "mesh"
     collection.objects.link(obj)
     _, weights = linear_height_weights(cyl.vertices, cyl.height)
-    for slot, bone in enumerate((ROOT_BONE, CHILD_BONE)):
-        group = obj.vertex_groups.new(name=bone)
-        # One add() call per distinct weight (one per ring) instead of per vertex.
-        for value in np.unique(weights[:, slot]):
-            members = np.flatnonzero(weights[:, slot] == value)
-            if value > 0.0:
-                group.add(members.tolist(), float(value), "REPLACE")
+    # Zero weights are not stored: the bottom ring is in Root's group only, the top in Child's.
+    add_weights(obj, {bone: (np.flatnonzero(weights[:, slot] > 0.0), weights[weights[:, slot] > 0.0, slot])
+                      for slot, bone in enumerate((ROOT_BONE, CHILD_BONE))})
     obj.parent = arm
     mod = obj.modifiers.new(MODIFIER_NAME, "ARMATURE")
     mod.object = arm
