@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
+from ..maths.affine import apply_affine
 from ..maths.quaternions import (
     matrix_to_quaternion,
     quaternion_multiply,
@@ -34,14 +35,6 @@ from ..maths.quaternions import (
 from .skinned_mesh import SkinnedMesh
 
 F64 = NDArray[np.float64]
-
-
-def apply_affine(m: F64, points: F64) -> F64:
-    """(N, 3) points mapped by one (4, 4) matrix (returned as they are for the identity)."""
-    if np.array_equal(m, np.eye(4)):
-        return points
-    out: F64 = points @ m[:3, :3].T + m[:3, 3]
-    return out
 
 
 def mask_factor(mesh: SkinnedMesh) -> F64:

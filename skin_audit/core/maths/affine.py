@@ -256,3 +256,11 @@ def skinning_matrices(current: ArrayLike, bind_inverse: ArrayLike) -> F64:
     if g.shape != b.shape:
         raise ShapeError(f"current {g.shape} and inverse bind {b.shape} matrices differ in shape")
     return g @ b
+
+
+def apply_affine(m: F64, points: F64) -> F64:
+    """(N, 3) points mapped by one (4, 4) matrix (returned as they are for the identity)."""
+    if np.array_equal(m, np.eye(4)):
+        return points
+    out: F64 = points @ m[:3, :3].T + m[:3, 3]
+    return out
