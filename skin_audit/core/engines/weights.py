@@ -102,7 +102,8 @@ def exported_deform(
         return deform(p, joints, weights, joint_matrices, target, set_width=None)
     j, w, neutral = exporter_weights(joints, weights, target.exporter)
     out = deform(p, np.where(j < 0, 0, j), np.where(j < 0, 0.0, w), joint_matrices, target, set_width=4)
-    out[neutral] = p[neutral]
+    if target.exporter.neutral_joint_for_unweighted:
+        out[neutral] = p[neutral]
     return out
 
 
