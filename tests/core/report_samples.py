@@ -21,6 +21,7 @@ PRESERVE = Finding("preserve-volume-on", "INFO", "Preserve Volume is on (modifie
 GROUP = Finding("group-without-bone", "WARNING", "group 'Bone.OLD' names no bone", 1, (), (), ("Bone.OLD",))
 INFLUENCES = Finding("too-many-influences", "WARNING", "5 vertices have more than 4 influences", 5,
                      (3, 4, 5, 6, 7), (), (), {"max": 6})
+ROOTS = Finding("multiple-root-bones", "WARNING", "2 deform roots: Hips, Prop", 2, (), ("Hips", "Prop"))
 INFLUENCES_2 = Finding("too-many-influences", "WARNING", "2 more vertices on a second modifier", 2, (8, 9))
 
 
@@ -32,18 +33,21 @@ def mesh(obj: str, findings: tuple[Finding, ...], vertices: int = 216) -> dict[s
 
 
 def sample_report() -> dict[str, Any]:
-    """Two audited files (three meshes, one clean) and one that could not be read."""
+    """Two audited files (a rig, three meshes, one clean) and one that could not be read."""
     files = [
         {"path": "rigs/cylinder.blend", "status": "ok",
+         "rigs": [{"armature": "Armature", "meshes": ["Cylinder", "Clean"], "metrics": {"deform_bones": 2},
+                   "findings": [ROOTS.to_dict()]}],
          "meshes": [mesh("Cylinder", (TWIST, UNWEIGHTED, PRESERVE)), mesh("Clean", ())]},
         {"path": "rigs/character v2.glb", "status": "ok",
          "meshes": [mesh("Body.001", (GROUP, INFLUENCES, INFLUENCES_2))]},
         {"path": "missing.glb", "status": "error", "message": "missing.glb: no such file or folder", "meshes": []},
     ]
-    findings = [TWIST, UNWEIGHTED, PRESERVE, GROUP, INFLUENCES, INFLUENCES_2]
-    return {"format": "skin_audit.report", "format_version": 1, "tool": {"name": "skin_audit", "version": "0.1.0"},
+    findings = [ROOTS, TWIST, UNWEIGHTED, PRESERVE, GROUP, INFLUENCES, INFLUENCES_2]
+    return {"format": "skin_audit.report", "format_version": 2, "tool": {"name": "skin_audit", "version": "0.1.0"},
             "version": "0.1.0", "blender_version": "5.0.1", "options": {"max_influences": 4, "fail_on": "error"},
-            "summary": {"files": 3, "files_with_errors": 1, "meshes": 3, "worst_severity": worst_severity(findings)},
+            "summary": {"files": 3, "files_with_errors": 1, "rigs": 1, "meshes": 3,
+                        "worst_severity": worst_severity(findings)},
             "files": files}
 
 

@@ -34,9 +34,9 @@ def test_valid_against_the_jenkins_schema(schema, fail_on):
 def test_counts_at_fail_on_error():
     s = suites(junit_xml(sample_report(), "error"))
     assert list(s) == ["rigs/cylinder.blend", "rigs/character v2.glb", "missing.glb"]
-    # cylinder: 'audit' for 2 meshes + 3 codes; only unweighted-vertices is an ERROR.
+    # cylinder: 'audit' for the rig and 2 meshes + 1 rig code + 3 mesh codes; only unweighted-vertices is an ERROR.
     cyl = s["rigs/cylinder.blend"]
-    assert (cyl.get("tests"), cyl.get("failures"), cyl.get("errors")) == ("5", "1", "0")
+    assert (cyl.get("tests"), cyl.get("failures"), cyl.get("errors")) == ("7", "1", "0")
     failed = [c.get("name") for c in cyl.iter("testcase") if c.find("failure") is not None]
     assert failed == ["unweighted-vertices"]
     body = s["rigs/character v2.glb"]
@@ -45,12 +45,15 @@ def test_counts_at_fail_on_error():
     assert (missing.get("tests"), missing.get("errors")) == ("1", "1")
     assert missing.find("testcase/error").get("message") == "missing.glb: no such file or folder"
     root = ET.fromstring(junit_xml(sample_report(), "error").encode())
-    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("9", "1", "1")
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("11", "1", "1")
 
 
 def test_warning_fails_warnings_and_one_code_is_one_failure_with_every_message():
     s = suites(junit_xml(sample_report(), "warning"))
-    assert s["rigs/cylinder.blend"].get("failures") == "2"
+    assert s["rigs/cylinder.blend"].get("failures") == "3"
+    rig = [c for c in s["rigs/cylinder.blend"].iter("testcase") if c.get("classname") == "rigs/cylinder_blend.Armature"]
+    assert [c.get("name") for c in rig] == ["audit", "multiple-root-bones"]
+    assert "Hips, Prop" in rig[1].find("failure").text
     body = s["rigs/character v2.glb"]
     assert body.get("failures") == "2"
     case = next(c for c in body.iter("testcase") if c.get("name") == "too-many-influences")
@@ -77,6 +80,7 @@ def test_classname_groups_by_file_then_object_without_extension_dots():
 def test_names_xml_cannot_hold_are_replaced_and_the_file_stays_valid(schema):
     report = sample_report()
     report["files"][0]["meshes"] = [mesh("Bad\x00name\x1b<&>", ())]
+    report["files"][0]["rigs"] = []
     report["files"][0]["path"] = "odd\x07path.blend"
     xml = junit_xml(report, "error")
     schema.validate(xml)

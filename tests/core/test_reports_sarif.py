@@ -40,11 +40,11 @@ def test_one_rule_per_code_and_results_point_at_their_rule():
     rules = run["tool"]["driver"]["rules"]
     ids = [r["id"] for r in rules]
     assert sorted(ids) == sorted({"twist-collapse", "unweighted-vertices", "preserve-volume-on",
-                                  "group-without-bone", "too-many-influences"})
+                                  "group-without-bone", "too-many-influences", "multiple-root-bones"})
     for r in rules:
         assert r["helpUri"] == f"{DOCS_URI}#{r['id']}"
         assert r["help"]["text"] and r["shortDescription"]["text"]
-    assert len(run["results"]) == 6
+    assert len(run["results"]) == 7
     for res in run["results"]:
         assert ids[res["ruleIndex"]] == res["ruleId"]
 
@@ -65,6 +65,14 @@ def test_levels_files_objects_vertices_and_bones():
     group = by_rule["group-without-bone"]
     assert group["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "rigs/character%20v2.glb"
     assert "groups Bone.OLD" in group["message"]["text"]
+
+
+def test_rig_findings_name_the_armature():
+    run = sarif_log(sample_report())["runs"][0]
+    [roots] = [r for r in run["results"] if r["ruleId"] == "multiple-root-bones"]
+    assert roots["message"]["text"] == "Armature (rig): 2 deform roots: Hips, Prop [bones Hips, Prop]"
+    assert [loc["fullyQualifiedName"] for loc in roots["locations"][0]["logicalLocations"]] == [
+        "Armature", "Armature/Hips", "Armature/Prop"]
 
 
 def test_unreadable_file_is_a_notification_and_the_run_not_successful():

@@ -67,6 +67,10 @@ _ENTRIES = (
        "A strict engine (top-N weights, no renormalising) places vertices more than 1e-3 x the mesh size "
        "away from Blender.",
        "Fix the weight findings (influences, normalisation) that cause it."),
+    _h("armature-modifier-missing", "ERROR / WARNING", "Mesh of the rig that no Armature modifier deforms",
+       "A mesh parented to the armature, with a disabled Armature modifier, or with vertex groups named after its "
+       "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones.",
+       "Add (or enable) an Armature modifier pointing at the armature, or unparent the mesh if it is a prop."),
     _h("non-finite-weights", "ERROR", "NaN or infinite weights",
        "Weights that are NaN or infinite: no skinning can use them.", "Repaint or remove the broken groups."),
     _h("negative-weights", "ERROR", "Negative weights",
@@ -76,7 +80,8 @@ _ENTRIES = (
     _h("non-finite-bone-matrices", "ERROR", "NaN or infinite bone matrices",
        "Bone matrices that are NaN or infinite.", "Fix the bone (zero length, scale 0, a broken constraint)."),
     _h("multiple-root-bones", "WARNING", "More than one root bone",
-       "The armature has more than one root bone; engines expect one skeleton root.",
+       "The deform hierarchy (deform bones only, each under its nearest deform ancestor) has more than one "
+       "root; engines expect one skeleton root.",
        "Parent the roots under one root bone."),
     _h("no-deform-bones", "ERROR", "No deform bones",
        "No bone of the armature has Deform on.", "Turn Deform on for the skinning bones."),

@@ -27,6 +27,7 @@ from ..errors import MeshError, ShapeError
 from ..findings import SEVERITY_RANK
 from .code_help import help_for
 from .junit import fail_rank
+from .units import Unit, all_findings, units
 
 F64 = NDArray[np.float64]
 
@@ -376,12 +377,16 @@ def _finding(f: Mapping[str, Any], picture: MeshPicture | None) -> str:
     return "".join(out)
 
 
-def _mesh(mesh: Mapping[str, Any], picture: MeshPicture | None) -> str:
-    findings = sorted(mesh.get("findings", ()), key=lambda f: -SEVERITY_RANK.get(str(f.get("severity")), 0))
-    metrics = [(k, v) for k, v in mesh.get("metrics", {}).items() if not isinstance(v, dict | list)]
-    out = [f'<section class="mesh"><h3>{escape(str(mesh.get("object", "")))} '
-           f'<span class="muted">deformed by {escape(str(mesh.get("armature", "")))}, '
-           f'{escape(_fmt(mesh.get("vertices")))} vertices</span></h3>']
+def _unit(unit: Unit, picture: MeshPicture | None) -> str:
+    findings = sorted(unit.findings, key=lambda f: -SEVERITY_RANK.get(str(f.get("severity")), 0))
+    metrics = [(k, v) for k, v in unit.metrics.items() if not isinstance(v, dict | list)]
+    if unit.kind == "rig":
+        head = (f"{escape(unit.armature)} <span class=\"muted\">rig, deforms "
+                f"{escape(', '.join(unit.meshes) or 'no mesh')}</span>")
+    else:
+        head = (f"{escape(unit.object)} <span class=\"muted\">deformed by {escape(unit.armature)}, "
+                f"{escape(_fmt(unit.vertices))} vertices</span>")
+    out = [f'<section class="{unit.kind}"><h3>{head}</h3>']
     if metrics:
         out.append(_table(metrics, ("metric", "value")))
     if not findings:
@@ -417,8 +422,8 @@ def html_page(report: Mapping[str, Any], fail_on: str,
     pictures = pictures or {}
     rank = fail_rank(fail_on)
     files = list(report.get("files", ()))
-    all_findings = [f for fa in files for m in fa.get("meshes", ()) for f in m.get("findings", ())]
-    failing = [f for f in all_findings if rank is not None and SEVERITY_RANK.get(str(f.get("severity")), 0) >= rank]
+    failing = [f for f in all_findings(report)
+               if rank is not None and SEVERITY_RANK.get(str(f.get("severity")), 0) >= rank]
     unreadable = [fa for fa in files if fa.get("status", "ok") != "ok"]
     passed = not failing and not unreadable
     verdict = ("PASS: nothing at or above " if passed else "FAIL: ") + (
@@ -437,9 +442,10 @@ def html_page(report: Mapping[str, Any], fail_on: str,
            f'{escape(_fmt(report.get("summary", {}).get("worst_severity")))}</p>']
     rows = []
     for fa in files:
-        fnd = [f for m in fa.get("meshes", ()) for f in m.get("findings", ())]
-        rows.append((fa.get("path"), fa.get("status"), len(fa.get("meshes", ())), _counts(fnd)))
-    out += ["<h2>Files</h2>", _table(rows, ("file", "status", "meshes", "findings"))]
+        fnd = [f for u in units(fa) for f in u.findings]
+        rows.append((fa.get("path"), fa.get("status"), len(fa.get("rigs", ())), len(fa.get("meshes", ())),
+                     _counts(fnd)))
+    out += ["<h2>Files</h2>", _table(rows, ("file", "status", "rigs", "meshes", "findings"))]
     changes = list(report.get("config", {}).get("changes", ()))
     if report.get("config"):
         out.append(f"<h2>Config</h2><p>Read from <code>{escape(str(report['config'].get('path', '')))}</code>; "
@@ -453,10 +459,11 @@ def html_page(report: Mapping[str, Any], fail_on: str,
         out.append(f'<section class="file"><h2>{escape(path)}</h2>')
         if fa.get("status", "ok") != "ok":
             out.append(f'<p class="error-file">Could not be audited: {escape(str(fa.get("message", "")))}</p>')
-        elif not fa.get("meshes"):
+        elif not units(fa):
             out.append('<p class="muted">No skinned mesh.</p>')
-        for mesh in fa.get("meshes", ()):
-            out.append(_mesh(mesh, pictures.get((path, str(mesh.get("object", ""))))))
+        for unit in units(fa):
+            picture = pictures.get((path, unit.object)) if unit.kind == "mesh" else None
+            out.append(_unit(unit, picture))
         out.append("</section>")
     if report.get("options"):
         out += ["<h2>Options</h2>", _table(list(report["options"].items()), ("option", "value"))]

@@ -4,9 +4,10 @@
 Layout, chosen for how reporters render it:
 
 - one ``<testsuite>`` per audited file (``name`` = the path);
-- per mesh, one test case ``audit`` (always present, so a clean mesh counts as
-  a passed test) and one test case per finding code present on that mesh;
-  ``classname`` is ``<path>.<object>`` with dots in each part replaced, so
+- per rig (armature) and per mesh, one test case ``audit`` (always present, so
+  a clean mesh counts as a passed test) and one test case per finding code
+  present on it; ``classname`` is ``<path>.<object>`` (the armature object for
+  a rig) with dots in each part replaced, so
   Jenkins groups cases by file then object instead of splitting a file name at
   its extension;
 - a code's test case fails when its severity is at or above ``fail_on``.
@@ -29,6 +30,7 @@ from typing import Any
 from ..errors import InputError
 from ..findings import SEVERITY_RANK
 from .code_help import help_for
+from .units import Unit, units
 
 FAIL_LEVELS = ("error", "warning", "info", "never")
 
@@ -80,16 +82,14 @@ def _by_code(findings: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[st
     return out
 
 
-def _mesh_cases(suite: ET.Element, path: str, mesh: Mapping[str, Any], rank: int | None) -> tuple[int, int]:
-    """Add one mesh's test cases; return (tests, failures)."""
-    obj = str(mesh.get("object", ""))
-    classname = f"{_part(path)}.{_part(obj)}"
-    findings = list(mesh.get("findings", ()))
+def _unit_cases(suite: ET.Element, path: str, unit: Unit, rank: int | None) -> tuple[int, int]:
+    """Add one rig's or mesh's test cases; return (tests, failures)."""
+    classname = f"{_part(path)}.{_part(unit.object)}"
+    findings = list(unit.findings)
     case = ET.SubElement(suite, "testcase", name="audit", classname=classname)
-    metrics = mesh.get("metrics", {})
-    summary = [f"{obj} <- {mesh.get('armature', '')}: {mesh.get('vertices', 0)} vertices, "
-               f"{len(findings)} finding(s)"]
-    summary += [f"{k}: {v}" for k, v in metrics.items() if not isinstance(v, dict | list)]
+    size = f"deforms {', '.join(unit.meshes)}" if unit.kind == "rig" else f"{unit.vertices} vertices"
+    summary = [f"{unit.label}: {size}, {len(findings)} finding(s)"]
+    summary += [f"{k}: {v}" for k, v in unit.metrics.items() if not isinstance(v, dict | list)]
     ET.SubElement(case, "system-out").text = "\n".join(summary)
     tests, failures = 1, 0
     for code, group in _by_code(findings).items():
@@ -137,8 +137,8 @@ def junit_xml(report: Mapping[str, Any], fail_on: str) -> str:
             message = str(file.get("message", "") or "the file could not be audited")
             ET.SubElement(case, "error", type="file-error", message=message).text = message
             tests, errors = 1, 1
-        for mesh in file.get("meshes", ()):
-            t, f = _mesh_cases(suite, path, mesh, rank)
+        for unit in units(file):
+            t, f = _unit_cases(suite, path, unit, rank)
             tests += t
             failures += f
         suite.set("tests", str(tests))

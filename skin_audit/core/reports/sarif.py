@@ -6,8 +6,8 @@
   ``help_base_uri#code`` when a base is given: SARIF wants an absolute URI and
   the project has no published home yet, so the caller passes it);
 - one result per finding: level error/warning/note from ERROR/WARNING/INFO;
-  the file as ``artifactLocation``; the mesh object, its armature and the
-  bones named in ``logicalLocations``; vertices, bones and groups in the
+  the file as ``artifactLocation``; the mesh object (or for a rig finding
+  the armature), its armature and the bones named in ``logicalLocations``; vertices, bones and groups in the
   message and in ``properties``;
 - a finding the config file ignored stays in the log as a suppressed result
   (``suppressions``), so nothing is silently hidden;
@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .code_help import CODE_HELP, code_anchor, help_for
+from .units import Unit, all_findings, units
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -73,8 +74,9 @@ def _list(items: list[Any], total: int) -> str:
     return shown + (f" and {total - min(len(items), SHOWN)} more" if total > min(len(items), SHOWN) else "")
 
 
-def _message(mesh: Mapping[str, Any], f: Mapping[str, Any]) -> str:
-    text = f"{mesh.get('object', '')} (armature {mesh.get('armature', '')}): {f.get('message', '')}"
+def _message(unit: Unit, f: Mapping[str, Any]) -> str:
+    where = f"{unit.armature} (rig)" if unit.kind == "rig" else f"{unit.object} (armature {unit.armature})"
+    text = f"{where}: {f.get('message', '')}"
     vertices = list(f.get("vertices", ()))
     total = int(f.get("vertices_total", len(vertices)))
     extra = []
@@ -86,10 +88,10 @@ def _message(mesh: Mapping[str, Any], f: Mapping[str, Any]) -> str:
     return text + (" [" + "; ".join(extra) + "]" if extra else "")
 
 
-def _logical(mesh: Mapping[str, Any], f: Mapping[str, Any]) -> list[dict[str, Any]]:
-    obj, arm = str(mesh.get("object", "")), str(mesh.get("armature", ""))
+def _logical(unit: Unit, f: Mapping[str, Any]) -> list[dict[str, Any]]:
+    obj, arm = unit.object, unit.armature
     out: list[dict[str, Any]] = [{"name": obj, "fullyQualifiedName": obj, "kind": "object"}]
-    if arm:
+    if arm and arm != obj:
         out.append({"name": arm, "fullyQualifiedName": arm, "kind": "object"})
     for bone in list(f.get("bones", ()))[:SHOWN]:
         out.append({"name": str(bone), "fullyQualifiedName": f"{arm}/{bone}", "kind": "member"})
@@ -98,18 +100,18 @@ def _logical(mesh: Mapping[str, Any], f: Mapping[str, Any]) -> list[dict[str, An
     return out
 
 
-def _result(path: str, mesh: Mapping[str, Any], f: Mapping[str, Any], rules: dict[str, int],
+def _result(path: str, unit: Unit, f: Mapping[str, Any], rules: dict[str, int],
             suppressed_by: str = "") -> dict[str, Any]:
     code = str(f.get("code"))
-    identity = "\x1f".join([path, str(mesh.get("object", "")), code, str(f.get("message", ""))])
+    identity = "\x1f".join([path, unit.kind, unit.object, code, str(f.get("message", ""))])
     result: dict[str, Any] = {
         "ruleId": code,
         "ruleIndex": rules[code],
         "level": _level(f.get("severity")),
-        "message": {"text": _message(mesh, f)},
+        "message": {"text": _message(unit, f)},
         "locations": [{
             "physicalLocation": {"artifactLocation": {"uri": artifact_uri(path)}},
-            "logicalLocations": _logical(mesh, f),
+            "logicalLocations": _logical(unit, f),
         }],
         # Stable across runs so code scanning follows one finding from run to run.
         "partialFingerprints": {"skinAuditFinding/v1": hashlib.sha256(identity.encode()).hexdigest()[:32]},
@@ -135,11 +137,7 @@ def sarif_log(report: Mapping[str, Any], help_base_uri: str | None = None) -> di
         plus ``#<code>``.
     """
     ignored = [c for c in report.get("config", {}).get("changes", ()) if c.get("action") == "ignore"]
-    codes: list[str] = []
-    for file in report.get("files", ()):
-        for mesh in file.get("meshes", ()):
-            codes += [str(f.get("code")) for f in mesh.get("findings", ())]
-    codes += [str(c.get("code")) for c in ignored]
+    codes = [str(f.get("code")) for f in all_findings(report)] + [str(c.get("code")) for c in ignored]
     ordered = sorted(set(codes), key=lambda c: (list(CODE_HELP).index(c) if c in CODE_HELP else len(CODE_HELP), c))
     rules = {code: i for i, code in enumerate(ordered)}
     results: list[dict[str, Any]] = []
@@ -153,14 +151,15 @@ def sarif_log(report: Mapping[str, Any], help_base_uri: str | None = None) -> di
                 "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact_uri(path)}}}],
                 "descriptor": {"id": "file-error"},
             })
-        for mesh in file.get("meshes", ()):
-            results += [_result(path, mesh, f, rules) for f in mesh.get("findings", ())]
+        for unit in units(file):
+            results += [_result(path, unit, f, rules) for f in unit.findings]
     source = report.get("config", {}).get("path", "the config file")
     for change in ignored:
-        mesh = {"object": change.get("object", ""), "armature": change.get("armature", "")}
+        obj, arm = str(change.get("object", "")), str(change.get("armature", ""))
+        unit = Unit("rig" if obj and obj == arm else "mesh", obj, arm, {}, ())
         finding = dict(change.get("finding") or {"code": change.get("code"), "severity": change.get("before"),
                                                  "message": change.get("reason", "")})
-        results.append(_result(str(change.get("path", "")), mesh, finding, rules, f"ignored by {source}"))
+        results.append(_result(str(change.get("path", "")), unit, finding, rules, f"ignored by {source}"))
     tool = report.get("tool", {})
     run: dict[str, Any] = {
         "tool": {"driver": {
