@@ -156,3 +156,23 @@ def test_bad_shapes_are_reported():
         bb.segment_index_and_blend(np.zeros((3, 3)), 1.0, np.tile(np.eye(4), (3, 1, 1)), "BENT")
     with pytest.raises(ShapeError, match="rest_segments"):
         bb.bbone_deform_matrices(np.eye(4), np.eye(4), np.eye(4), np.eye(4))
+
+
+def test_vertex_matrices_follow_the_handles_in_numpy():
+    """A chain's middle B-Bone: moving the end handle bends it; vertex_matrices of the
+    reposed spline move a point on the bone's axis onto the bent curve's joint."""
+    segments = 4
+    nxt_rest = REST @ rigid(0.0, (0, 0, 1), (0, LENGTH, 0))
+    handle = bb.BBoneHandle(rest=nxt_rest, pose=nxt_rest, length=1.0, segments=1)
+    bone = bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments, next=handle)
+    rest_seg, _ = bb.bbone_segment_matrices(bone)
+    # The handle bone swings 90 degrees about the bone's local X at the tail.
+    swung = nxt_rest @ rigid(math.pi / 2, (1, 0, 0), (0, 0, 0))
+    moved = bb.posed_spline(bone, None, swung)
+    _, pose_seg = bb.bbone_segment_matrices(moved, REST)
+    joint = LENGTH / 2  # on joint 2
+    co = apply(REST, np.array([[0.0, joint, 0.0]]))
+    m = bb.vertex_matrices(co, moved, np.eye(4), rest_seg, pose_seg)
+    expected = apply(REST, pose_seg[2, :3, 3][None])
+    np.testing.assert_allclose(apply(m[0], co), expected, atol=1e-12)
+    assert np.linalg.norm(expected - co) > 1e-3  # the handle really bent the bone

@@ -33,7 +33,7 @@ Everything here is stateless and works on arrays; ``BBoneSpline`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -881,3 +881,48 @@ def dual_transform(co: ArrayLike, real: ArrayLike, dual: ArrayLike, contrib: Arr
     # vij,vj->vi: the blended (unnormalised) rotation applied to each point.
     out: F64 = (np.einsum("vij,vj->vi", rot, p) + tr) / np.sum(q * q, axis=1)[:, None]
     return out
+
+
+# -- conveniences for the audit -----------------------------------------------------------
+
+
+def posed_spline(bone: BBoneSpline, prev_pose: ArrayLike | None, next_pose: ArrayLike | None) -> BBoneSpline:
+    """The same B-Bone with its handle bones' pose matrices replaced (poses made in numpy).
+
+    Parameters
+    ----------
+    prev_pose, next_pose : (4, 4) float64 handle bones' ``PoseBone.matrix`` at the new pose
+        (ignored where the bone has no such handle).
+    """
+    prev = bone.prev
+    nxt = bone.next
+    if prev is not None and prev_pose is not None:
+        prev = replace(prev, pose=_matrix(prev_pose, "prev_pose"))
+    if nxt is not None and next_pose is not None:
+        nxt = replace(nxt, pose=_matrix(next_pose, "next_pose"))
+    return replace(bone, prev=prev, next=nxt)
+
+
+def vertex_matrices(co_armature: ArrayLike, bone: BBoneSpline, channel: ArrayLike,
+                    rest_segments: ArrayLike, pose_segments: ArrayLike) -> F64:
+    """(V, 4, 4) armature-space matrix moving each point as this B-Bone does (linear blending).
+
+    The bone's term in the Armature modifier is ``w (M_v co - co)`` with this ``M_v``;
+    a plain bone's would be ``w (channel co - co)``.
+
+    Parameters
+    ----------
+    co_armature : (V, 3) float64 rest points in armature space
+    bone : the B-Bone's inputs (``rest``, ``length``, ``mapping_mode`` are read)
+    channel : (4, 4) float64 ``PoseBone.matrix @ inv(Bone.matrix_local)``
+    rest_segments, pose_segments : (S + 1, 4, 4) float64 joint matrices in bone space
+        (``bbone_segment_matrix`` or ``bbone_segment_matrices``)
+    """
+    co = np.asarray(co_armature, dtype=np.float64)
+    if co.ndim != 2 or co.shape[1] != 3:
+        raise ShapeError(f"co_armature must be (V, 3), got shape {co.shape}")
+    inv = np.linalg.inv(_matrix(bone.rest, "rest"))
+    co_bone = co @ inv[:3, :3].T + inv[:3, 3]
+    index, blend = segment_index_and_blend(co_bone, bone.length, rest_segments, bone.mapping_mode)
+    deform = bbone_deform_matrices(bone.rest, channel, rest_segments, pose_segments)
+    return blended_segment_matrices(index, blend, deform)
