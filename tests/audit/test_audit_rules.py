@@ -723,7 +723,12 @@ def test_rig_hidden_from_the_view_layer(bpy, rb, how):
             hidden.objects.link(obj)
         bpy.context.view_layer.layer_collection.children["Hidden"].exclude = True
     bpy.context.view_layer.update()
-    assert "skinning-mismatch" not in rule_findings(run_audit(bpy, mesh))
+    result = run_audit(bpy, mesh)
+    assert "skinning-mismatch" not in rule_findings(result)
+    # Compared for real: every vertex, against a mesh the pose really moved.
+    assert result.metrics["vertices_compared"] == V and result.metrics["max_numpy_vs_blender"] <= MATCH
+    assert result.metrics["max_engine_divergence"] is not None
+    assert float(np.abs(result.measures["numpy_vs_blender"]).max()) <= MATCH
 
 
 def test_armature_in_edit_mode_gives_no_false_errors(bpy, rb):
@@ -752,9 +757,13 @@ def test_mesh_split_between_two_armatures(bpy, rb):
     bpy.context.view_layer.update()
     from skin_audit.blender.run.audit_scene import audit_meshes
 
-    for result in audit_meshes(bpy.context, [mesh], AuditOptions()):
+    results = audit_meshes(bpy.context, [mesh], AuditOptions())
+    # One entry per Armature modifier: neither may be dropped (zero results would pass the loop below).
+    assert len(results) == 2 and sorted(r.armature for r in results) == ["FaceRig", "Rig_Armature"]
+    for result in results:
         found = rule_findings(result)
         assert "unweighted-vertices" not in found and "group-without-bone" not in found, result.armature
+        assert result.metrics["vertices_compared"] == V and result.metrics["max_numpy_vs_blender"] <= MATCH
 
 
 # ------------------------------------------------------------ the rig builder itself

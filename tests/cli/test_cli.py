@@ -108,6 +108,11 @@ def test_demo_prints_the_radius_table(demo):
     assert half_sqrt2 == "0.707106781186548"
     rows = [line for line in demo.result.stdout.splitlines() if line.split()[:2] == ["LBS", "90"]]
     assert len(rows) == 1 and half_sqrt2 in rows[0], demo.result.stdout
+    # method, angle, analytic, numpy, Blender, ...: every measured column, not only the analytic one.
+    analytic, numpy_ratio, blender_ratio = (float(x) for x in rows[0].split()[2:5])
+    assert analytic == pytest.approx(math.sqrt(0.5), abs=1e-15)
+    assert numpy_ratio == pytest.approx(math.sqrt(0.5), abs=1e-6)  # from the float32 mesh
+    assert blender_ratio == pytest.approx(math.sqrt(0.5), abs=1e-6)  # Blender's float32
     summary = (demo.out / "twist_summary.txt").read_text(encoding="utf-8")
     assert half_sqrt2 in summary
 
