@@ -1,11 +1,19 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Vertex-group weights into numpy, fast.
+"""Vertex-group weights into numpy, fast, by the path that suits the mesh.
 
-A Python loop over ``v.groups`` costs ~3.8 s per million vertices.  Instead a
-Geometry Nodes modifier on a sandbox copy reads every group with Named
-Attribute and stores it as a plain float attribute, which ``foreach_get``
-reads in one call per group.  The copy's groups are renamed first so a group
-called like a built-in attribute ("position") cannot be misread.
+A Python loop over ``v.groups`` costs ~3.8 s per million vertices.  Two faster paths:
+
+- **dense** (few groups, many vertices): a Geometry Nodes modifier on a sandbox copy reads
+  every group with Named Attribute and stores it as a plain float attribute, which
+  ``foreach_get`` reads in one call per group.  Its cost grows with groups x vertices plus
+  a fixed cost per group (a node pair and an attribute).  The copy's groups are renamed
+  first so a group called like a built-in attribute ("position") cannot be misread.
+- **sparse** (many groups, few weights a vertex, e.g. a Rigify body: 160 groups): the
+  ``bmesh`` deform layer lists each vertex's (group, weight) pairs; its cost grows with the
+  number of stored weights only.
+
+``choose_path`` picks by a cost model measured with ``scripts/benchmark.py`` on this
+project's machine; both paths give identical arrays (tests/blender/test_weights.py).
 """
 
 from __future__ import annotations
@@ -18,6 +26,19 @@ from ..sandbox import PREFIX, sandbox
 
 #: Below this many vertices the plain loop is as fast and needs no node tree.
 LOOP_LIMIT = 5000
+#: Cost model (seconds), measured: dense = groups * (PER_GROUP + vertices * PER_CELL);
+#: sparse = vertices * PER_VERTEX (about four stored weights a vertex).
+DENSE_PER_GROUP = 0.025
+DENSE_PER_CELL = 1.2e-7
+SPARSE_PER_VERTEX = 1.6e-5
+
+
+def choose_path(vertices: int, groups: int) -> str:
+    """``"loop"``, ``"dense"`` or ``"sparse"``: the cheaper read for a mesh of this shape."""
+    if groups == 0 or vertices < LOOP_LIMIT or bpy.app.version < (4, 0, 0):
+        return "loop"
+    dense = groups * (DENSE_PER_GROUP + vertices * DENSE_PER_CELL)
+    return "dense" if dense <= vertices * SPARSE_PER_VERTEX else "sparse"
 
 
 def group_weights_loop(mesh: bpy.types.Mesh, group_count: int) -> NDArray[np.float32]:
@@ -52,12 +73,44 @@ def _extract_tree(count: int) -> bpy.types.NodeTree:
     return tree
 
 
-def group_weights(obj: bpy.types.Object) -> NDArray[np.float32]:
-    """(G, V) float32: row g holds ``obj.vertex_groups[g]``'s weight of every vertex (0 if absent)."""
+def group_weights_sparse(mesh: bpy.types.Mesh, group_count: int) -> NDArray[np.float32]:
+    """(G, V) float32 weights from the ``bmesh`` deform layer: one Python step per vertex, not per group."""
+    import bmesh  # Blender's own module; imported here so the rest of the file needs bpy only
+
+    weights = np.zeros((group_count, len(mesh.vertices)), dtype=np.float32)
+    bm = bmesh.new()
+    try:
+        bm.from_mesh(mesh)
+        layer = bm.verts.layers.deform.active
+        if layer is None:
+            return weights
+        rows = [tuple(v[layer].items()) for v in bm.verts]
+    finally:
+        bm.free()
+    counts = np.fromiter(map(len, rows), dtype=np.intp, count=len(rows))
+    if not counts.sum():
+        return weights
+    pairs = np.array([kv for row in rows for kv in row], dtype=np.float64).reshape(-1, 2)
+    group = pairs[:, 0].astype(np.intp)
+    vertex = np.repeat(np.arange(len(rows), dtype=np.intp), counts)
+    ok = (group >= 0) & (group < group_count)  # entries for a deleted group are ignored, as Blender does
+    weights[group[ok], vertex[ok]] = pairs[ok, 1]
+    return weights
+
+
+def group_weights(obj: bpy.types.Object, path: str | None = None) -> NDArray[np.float32]:
+    """(G, V) float32: row g holds ``obj.vertex_groups[g]``'s weight of every vertex (0 if absent).
+
+    ``path`` forces ``"loop"``, ``"dense"`` or ``"sparse"`` (tests, benchmark); by default
+    ``choose_path`` picks the cheaper one for this mesh.
+    """
     mesh = obj.data
     count = len(obj.vertex_groups)
-    if count == 0 or len(mesh.vertices) < LOOP_LIMIT or bpy.app.version < (4, 0, 0):
+    path = path or choose_path(len(mesh.vertices), count)
+    if path == "loop":
         return group_weights_loop(mesh, count)
+    if path == "sparse":
+        return group_weights_sparse(mesh, count)
     weights = np.zeros((count, len(mesh.vertices)), dtype=np.float32)
     with sandbox() as box:
         copy = box.track(bpy.data.meshes, mesh.copy())  # implicit sharing: cheap
