@@ -22,6 +22,8 @@ import numpy as np
 import pytest
 
 from skin_audit.core.engines import babylon
+from skin_audit.core.engines.gltf_path import gltf_engine_positions
+from skin_audit.core.engines.targets import get_target
 from skin_audit.core.gltf.document import load_gltf
 from skin_audit.core.gltf.skin import skinned_primitives
 
@@ -278,3 +280,25 @@ def test_weight_sums_off_one_are_reported_by_cause(name: str, severity: str, var
     found = {f.code: f for f in prim.findings}[babylon.UNNORMALISED_GPU_SHADING]
     assert found.severity == severity
     assert found.details["target"] == "babylon"
+
+
+@pytest.mark.parametrize("name", [*SHARED, "second_set", "unnormalised", "all_zero", "quantised_ubyte",
+                                  "non_unit_quat_cesium", "cubicspline", "morph_target", "negative_weight"])
+def test_babylon_target_draws_where_babylon_skins(name: str, runs: dict, variant_files: dict[str, Path]) -> None:
+    """The ``babylon`` entry of the targets (the shader's drawn position) is Babylon's CPU result
+    wherever weights are not negative; with negative weights it is the shader's, not the CPU's."""
+    path = _file_of(name, variant_files)
+    doc = load_gltf(path)
+    target = get_target("babylon")
+    for pose in runs[(name, "cpu")]["poses"]:
+        drawn = {(e.primitive.node, e.primitive.mesh, e.primitive.primitive): e
+                 for e in gltf_engine_positions(doc, target, 0, pose["time"])}
+        for mesh in pose["meshes"]:
+            engine = _positions(mesh)
+            entry = drawn[(mesh["node"], mesh["mesh"], mesh["primitive"])]
+            np.testing.assert_array_equal(~np.isfinite(engine).all(axis=1), ~np.isfinite(entry.positions).all(axis=1))
+            err = _relative_error(engine, entry.positions, entry.primitive.positions)
+            if name == "negative_weight":
+                assert err > 1e-3, "the shader keeps the negative weight the CPU path skips"
+            else:
+                assert err <= BABYLON_CPU_RELATIVE, f"{name} t={pose['time']}: {err:.3g} of the mesh size"

@@ -69,6 +69,10 @@ npm; line numbers of the shipped ``.js``):
    ``Matrix.ComposeToRef`` (``math.vector.pure.js`` 6499-6521), which uses the quaternion
    as stored: a non-unit keyframe scales the bone (SimpleSkin's keys have length 0.99985).
 
+The ``babylon`` entry of :data:`.targets.TARGETS` is rule 4's drawn position (8 slots as
+stored, divided by their sum, NaN for a sum <= 0, the ``"babylon"`` animation rule); this
+module adds the CPU path, the shading position and the findings.
+
 Rules 1-3, 5's ``getPositionData`` and 6 are verified by running Babylon in the tests
 (``tests/engines/test_babylon.py``); rule 4 and the shader half of rule 5 are read from
 the shader source (no GPU runs in the tests).
@@ -86,8 +90,7 @@ from ..errors import ShapeError
 from ..findings import Finding
 from ..gltf.animation import Sampler, find_animation, read_sampler, sample
 from ..gltf.document import NORMALISATION_SCALE, GltfDocument, read_accessor
-from ..gltf.scene import local_matrices, node_parents, rest_transforms, world_matrices
-from ..gltf.skin import SkinnedPrimitive, joint_matrices, skinned_primitives
+from ..gltf.skin import SkinnedPrimitive, joint_matrices, pose_at, skinned_primitives
 
 TARGET = "babylon"
 BABYLON_VERSION = "9.35.0"
@@ -431,54 +434,11 @@ def babylon_findings(
     return findings
 
 
-def babylon_slerp(q0: NDArray[np.float64], q1: NDArray[np.float64], u: float) -> NDArray[np.float64]:
-    """``Quaternion.SlerpToRef`` line by line: shorter arc, lerp above 0.999999, never normalised.
-
-    Parameters
-    ----------
-    q0, q1 : (4,) float64
-        (x, y, z, w) as stored.
-    u : float
-        Fraction between the keys.
-
-    Returns
-    -------
-    (4,) float64
-    """
-    d = float(q0 @ q1)
-    flip = d < 0
-    d = abs(d)
-    if d > 0.999999:
-        a, b = 1.0 - u, u
-    else:
-        angle = float(np.arccos(d))
-        inv = 1.0 / float(np.sin(angle))
-        a, b = float(np.sin((1.0 - u) * angle)) * inv, float(np.sin(u * angle)) * inv
-    if flip:
-        b = -b
-    out: NDArray[np.float64] = a * q0 + b * q1
-    return out
-
-
-def babylon_sample(sampler: Sampler, t: float, path: str) -> NDArray[np.float64]:
-    """A sampler's value at ``t`` seconds as Babylon's animation system computes it.
-
-    Returns
-    -------
-    (C,) float64
-    """
-    times = sampler.times
-    if path == "rotation" and sampler.interpolation == "LINEAR" and times[0] <= t < times[-1]:
-        k = int(np.searchsorted(times, t, side="right")) - 1
-        u = (t - float(times[k])) / (float(times[k + 1]) - float(times[k]))
-        return babylon_slerp(sampler.values[k], sampler.values[k + 1], u)
-    # Everything else matches three.js's rule: keys as stored, clamped outside the range,
-    # lerp, step, and the Hermite spline (normalised after, for rotations).
-    return sample(sampler, t, path, "threejs")
-
-
 def babylon_pose(doc: GltfDocument, clip: str | int | None = None, time: float | None = None) -> NDArray[np.float64]:
     """World matrices of every node, with the clip at ``time`` seconds as Babylon samples it.
+
+    Rule 6: keys and node quaternions as stored, ``Quaternion.Slerp`` (the ``"babylon"``
+    rule of :mod:`..gltf.animation`), clamped outside the keys.
 
     Parameters
     ----------
@@ -491,19 +451,9 @@ def babylon_pose(doc: GltfDocument, clip: str | int | None = None, time: float |
     Returns
     -------
     (N, 4, 4) float64
-        Column-vector world matrices in the glTF frame; rotations as stored.
+        Column-vector world matrices in the glTF frame.
     """
-    trs = rest_transforms(doc)
-    anim = find_animation(doc, clip) if time is not None else None
-    if anim is not None and time is not None:
-        channels: dict[str, dict[int, NDArray[np.float64]]] = {"translation": {}, "rotation": {}, "scale": {}}
-        for ch in doc.item("animations", anim, "animation").get("channels", []):
-            target = ch.get("target", {})
-            path = target.get("path")
-            if path in channels and "node" in target:
-                channels[path][int(target["node"])] = babylon_sample(read_sampler(doc, anim, ch["sampler"]), time, path)
-        trs = trs.with_channels(channels["translation"], channels["rotation"], channels["scale"])
-    return world_matrices(node_parents(doc), local_matrices(trs, "as_stored"))
+    return pose_at(doc, clip, time, "babylon", "as_stored").world
 
 
 def morph_targets(
@@ -540,7 +490,7 @@ def morph_targets(
                 sampler = read_sampler(doc, anim, ch["sampler"])
                 # weights outputs hold T values per key: sample the (K, T) table.
                 per_key = Sampler(sampler.times, sampler.values.reshape(-1, len(targets)), sampler.interpolation)
-                weights = sample(per_key, time, "weights", "threejs")
+                weights = sample(per_key, time, "weights", "babylon")
     return deltas, weights
 
 

@@ -24,8 +24,9 @@ Selection = Literal["slots", "largest"]
 Normalisation = Literal["none", "sum", "abs_sum"]
 #: What a vertex whose (kept) weights are all zero becomes: ``"collapse"`` (LBS with zero
 #: weights sends it to the origin of skinning space), ``"first_slot"`` (weight 1 on its first
-#: slot's joint, three.js), ``"stay"`` (left at its rest position).
-ZeroWeightRule = Literal["collapse", "first_slot", "stay"]
+#: slot's joint, three.js), ``"stay"`` (left at its rest position), ``"vanish"`` (no position:
+#: NaN, for a sum <= 0 too; Babylon.js).
+ZeroWeightRule = Literal["collapse", "first_slot", "stay", "vanish"]
 
 
 @dataclass(frozen=True)
@@ -233,8 +234,34 @@ GODOT8 = Target(
     sources=GODOT4.sources,
 )
 
+BABYLON = Target(
+    name="babylon",
+    description="Babylon.js 9.35 glTF loader + default shader skinning: 8 influences as stored, drawn "
+    "divided by their sum (homogeneous w), no position without weight (engines/babylon.py: CPU path too)",
+    max_influences=8,
+    reads_sets=2,
+    selection="slots",
+    normalisation="sum",
+    zero_weight_rule="vanish",
+    min_weight=0.0,
+    requantises=False,
+    interpolation="babylon",
+    rotation="as_stored",
+    verified=True,
+    exporter=BLENDER_GLTF_EXPORTER,
+    sources=(
+        "glTFLoader.pure.js 981-1000: JOINTS_1/WEIGHTS_1 -> numBoneInfluencers 8; weights never normalised",
+        "bonesVertex.js 4-56, pbr.vertex.js 167/197: worldPos = sum w_k mBones[j_k] p, w = sum of weights; "
+        "the rasteriser's divide draws worldPos.xyz / sum (read from the shader, not run)",
+        "mesh.pure.js 3979-4069 applySkeleton + math.vector.pure.js 2184-2195: the CPU path divides by the sum "
+        "of positive weights, NaN without one (run in tests/engines/test_babylon.py)",
+        "animation.pure.js 303-316 + math.vector.pure.js 5098-5122 (Quaternion.Slerp, unnormalised), "
+        "6499-6521 (ComposeToRef with the stored quaternion)",
+    ),
+)
+
 #: Every named target, by name.
-TARGETS: dict[str, Target] = {t.name: t for t in (THREEJS, GLTF, RAW, UNITY, UNREAL, GODOT4, GODOT8)}
+TARGETS: dict[str, Target] = {t.name: t for t in (THREEJS, GLTF, RAW, UNITY, UNREAL, GODOT4, GODOT8, BABYLON)}
 #: three.js by default: the only runtime here whose rules a test proves by running it.
 DEFAULT_TARGET = "threejs"
 

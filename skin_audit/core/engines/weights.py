@@ -156,6 +156,9 @@ def engine_weights(
     if target.zero_weight_rule == "first_slot":
         out[zero] = 0.0
         out[zero, 0] = 1.0
+    elif target.zero_weight_rule == "vanish":
+        # Babylon: w = sum of weights <= 0 leaves the vertex no position (NaN on its CPU path).
+        out[~(total > 0.0)] = np.nan
     if target.requantises and weight_component_type in NORMALISATION_SCALE:
         scale = NORMALISATION_SCALE[weight_component_type]
         # MathUtils.normalize: Math.round(x * scale), i.e. floor(x + 0.5) (ties up, unlike np.round).

@@ -14,8 +14,12 @@ Two rules for rotations, because runtimes differ on data the specification forbi
     plain slerp when ``d < 0.9995``, else lerp then normalise); CUBICSPLINE is
     ``GLTFCubicSplineQuaternionInterpolant`` (Hermite then normalise); outside the key
     range and for STEP the stored key, unnormalised.
+``"babylon"``
+    Babylon.js 9.35: as ``"threejs"`` except LINEAR, which is ``Quaternion.Slerp``
+    (shorter arc, plain lerp when ``|d| > 0.999999``, never normalised; see
+    ``engines/babylon.py``).
 
-Translation and scale are the same under both: lerp, Hermite or step.
+Translation and scale are the same under all three: lerp, Hermite or step.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from numpy.typing import NDArray
 from .document import GltfDocument, read_accessor
 from .scene import NodeTransforms
 
-InterpolationRule = Literal["spec", "threejs"]
+InterpolationRule = Literal["spec", "threejs", "babylon"]
 _PATH_SIZES = {"translation": 3, "rotation": 4, "scale": 3}
 #: Below this ``1 - |d|`` the spec slerp's ``sin(a)`` is too small to divide by; the
 #: limit of slerp there is the normalised lerp (error ~ a^2, below float32 resolution).
@@ -124,6 +128,20 @@ def _slerp_threejs(q0: NDArray[np.float64], q1: NDArray[np.float64], u: float) -
     return out
 
 
+def _slerp_babylon(q0: NDArray[np.float64], q1: NDArray[np.float64], u: float) -> NDArray[np.float64]:
+    # Quaternion.SlerpToRef (Babylon.js 9.35, Maths/math.vector.pure.js 5098-5122): nothing normalised.
+    d = float(q0 @ q1)
+    flip = d < 0
+    d = abs(d)
+    if d > 0.999999:
+        a, b = 1.0 - u, u
+    else:
+        angle = float(np.arccos(d))
+        a, b = float(np.sin((1.0 - u) * angle)) / float(np.sin(angle)), float(np.sin(u * angle)) / float(np.sin(angle))
+    out: NDArray[np.float64] = a * q0 + (-b if flip else b) * q1
+    return out
+
+
 def sample(sampler: Sampler, t: float, path: str, rule: InterpolationRule = "spec") -> NDArray[np.float64]:
     """The sampler's value at time ``t`` (clamped to the first or last key outside the range).
 
@@ -177,7 +195,7 @@ def sample(sampler: Sampler, t: float, path: str, rule: InterpolationRule = "spe
             v = v / np.linalg.norm(v)
         return np.asarray(v, dtype=np.float64)
     if rotation:
-        slerp = _slerp_spec if rule == "spec" else _slerp_threejs
+        slerp = {"spec": _slerp_spec, "threejs": _slerp_threejs, "babylon": _slerp_babylon}[rule]
         return slerp(key(k), key(k + 1), u)
     out: NDArray[np.float64] = (1 - u) * values[k] + u * values[k + 1]
     return out
