@@ -13,7 +13,8 @@ import argparse
 import math
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
 from . import __version__
 from .core.errors import InputError, SkinAuditError
@@ -75,11 +76,20 @@ def build_parser() -> argparse.ArgumentParser:
     audit = sub.add_parser("audit", help="audit the skinning of .blend, .glb/.gltf or .fbx files or folders")
     audit.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (searched recursively)")
     audit.add_argument("--json", metavar="OUT", help="write the JSON report here (docs/report-format.md)")
-    audit.add_argument("--max-influences", type=_positive_int, default=4, metavar="N",
+    audit.add_argument("--junit", metavar="FILE", help="also write JUnit XML for CI test reporters "
+                       "(docs/report-formats-ci.md)")
+    audit.add_argument("--sarif", metavar="FILE", help="also write a SARIF 2.1.0 log for code scanning")
+    audit.add_argument("--sarif-help-uri", metavar="URI",
+                       help="absolute URL of docs/report-format.md; SARIF rules link to URI#code")
+    audit.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page with pictures")
+    audit.add_argument("--config", metavar="FILE", help="TOML config: severities, ignores, options, paths to "
+                       "skip (default: skin_audit.toml beside the audited folder or at the repository root)")
+    # Defaults None: a flag given on the command line wins over the config file, the file over the default.
+    audit.add_argument("--max-influences", type=_positive_int, default=None, metavar="N",
                        help="deform weights per vertex an engine keeps (default 4)")
-    audit.add_argument("--weight-tolerance", type=_weight_tolerance, default=1e-4, metavar="TOL|gltf",
+    audit.add_argument("--weight-tolerance", type=_weight_tolerance, default=None, metavar="TOL|gltf",
                        help="allowed |sum of weights - 1| (default 1e-4; 'gltf' = 2e-7 x non-zero weights)")
-    audit.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
+    audit.add_argument("--fail-on", choices=("error", "warning", "never"), default=None,
                        help="exit 1 when a finding is at or above this severity (default error)")
     audit.add_argument("--object", metavar="NAME", help="audit only this mesh object")
     audit.add_argument("--no-shape-checks", action="store_true",
@@ -105,40 +115,150 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FINDINGS if errors else EXIT_OK
 
 
-def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
-    from pathlib import Path
-
-    from .core.audit.options import AuditOptions
+def _report_targets(args: argparse.Namespace) -> dict[str, Path]:
+    """--json/--junit/--sarif/--html targets, checked before any work."""
+    from .core.input_guard import INPUT_SUFFIXES, check_report_target
     from .core.output_files import require_output_dir
 
-    if args.json:
-        from .core.input_guard import INPUT_SUFFIXES, check_report_target
+    targets = {flag: Path(value).resolve() for flag in ("json", "junit", "sarif", "html")
+               if (value := getattr(args, flag)) is not None}
+    for flag in targets:
+        # Never let a report replace an input, land in an input folder as an input, or replace a read-only file.
+        require_output_dir(check_report_target(getattr(args, flag), args.paths, INPUT_SUFFIXES, f"--{flag}").parent)
+    if len(set(targets.values())) < len(targets):
+        raise InputError("two report options name the same file; give each report its own file")
+    return targets
 
-        # Fail before any work; never let the report replace an input or a read-only file.
-        require_output_dir(check_report_target(args.json, args.paths, INPUT_SUFFIXES).parent)
+
+def _write_reports(texts: dict[Path, str]) -> None:
+    """All report files or none: one staged set per folder, the earlier sets taken back if a later fails."""
+    from .core.output_files import write_all
+
+    by_folder: dict[Path, dict[str, str]] = {}
+    for path, text in texts.items():
+        by_folder.setdefault(path.parent, {})[path.name] = text
+    written: list[Path] = []
+    try:
+        for folder, files in by_folder.items():
+            written += write_all(folder, files)
+    except (InputError, KeyboardInterrupt):  # Ctrl-C between two folders: no partial set either
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+
+
+def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
+    import dataclasses
+
+    from .core.audit.options import AuditOptions
+    from .core.reports.config import AuditConfig, find_config, load_config, option_changes, skip_paths
+
+    targets = _report_targets(args)  # fail before any work
+    config_path = Path(args.config) if args.config else find_config(args.paths)
+    config = load_config(config_path) if config_path is not None else AuditConfig()
+    fields = {f.name for f in dataclasses.fields(AuditOptions)}
+    overrides = config.option_overrides()
+    if "target" in overrides and "target" not in fields:
+        raise InputError(f"{config.path}: [audit] target: this version of skin_audit has no engine targets; "
+                         "remove the key")
+    given = {"max_influences": args.max_influences, "weight_tolerance": args.weight_tolerance,
+             "fail_on": args.fail_on}
+    overrides.update({k: v for k, v in given.items() if v is not None})
+    options = AuditOptions(shape_checks=not args.no_shape_checks,
+                           **{k: v for k, v in overrides.items() if k in fields})
     from .blender.session import require_bpy
 
     require_bpy()
 
-    from .blender.run.audit_files import audit_paths, make_report
+    from .blender.run.audit_files import audit_paths, expand_paths, make_report
     from .core.audit.summary import audit_summary_text
     from .core.findings import at_or_above
-    from .core.output_files import json_text, write_all
+    from .core.output_files import json_text
+    from .core.reports.progress import Progress, file_sizes
 
-    options = AuditOptions(max_influences=args.max_influences, weight_tolerance=args.weight_tolerance,
-                           fail_on=args.fail_on, shape_checks=not args.no_shape_checks)
-    files = audit_paths(args.paths, options, args.object)
+    expanded = expand_paths(args.paths)
+    kept, changes = skip_paths([str(p) for p, problem in expanded if not problem], config)
+    todo = [str(p) for p, problem in expanded if problem or str(p) in kept]
+    # Options the config set, unless a flag overrode them.
+    changes = [c for c in option_changes(config, AuditOptions().to_dict()) if given.get(c.code) is None] + changes
+    progress = Progress(len(todo), weights=file_sizes(todo))
+    pictures: dict[tuple[str, str], Any] = {}
+
+    def file_done(result: Any) -> None:
+        if "html" in targets and result.status == "ok":
+            from .blender.run.report_pictures import mesh_pictures
+
+            pictures.update(mesh_pictures(result))  # the file is still loaded
+        progress.done(result.status == "ok")
+        if progress.files_done < len(todo):
+            progress.start(todo[progress.files_done])
+
+    if todo:
+        progress.start(todo[0])
+    files = audit_paths(todo, options, args.object, progress=file_done)
+    progress.finish()
+    files, finding_changes = _apply_config(files, config)
+    changes += finding_changes
     report = make_report(files, options)
-    if args.json:
-        target = Path(args.json).resolve()
-        write_all(target.parent, {target.name: json_text(report.to_dict())})
-    out.write(audit_summary_text(report, args.fail_on))
-    if any(getattr(fa, "error_kind", "") == "internal" for fa in files):
-        return EXIT_INTERNAL  # our own bug on some file: the report holds the rest
+    data = report.to_dict()
+    if config.path:
+        data["config"] = {"path": config.path, "changes": [c.to_dict() for c in changes]}
+    if targets:
+        _write_reports(_render(targets, data, options.fail_on, args.sarif_help_uri, pictures, json_text))
+    out.write(audit_summary_text(report, options.fail_on))
+    if changes:
+        out.write(f"config {config.path}: {len(changes)} change(s), listed in the reports\n")
+    if any(fa.error_kind == "internal" for fa in files):
+        return EXIT_INTERNAL  # our own bug on some file: the report holds every other file
     if any(fa.status != "ok" for fa in files):
         return EXIT_UNUSABLE
     findings = [f for fa in files for f in fa.findings]
-    return EXIT_FINDINGS if at_or_above(findings, args.fail_on) else EXIT_OK
+    return EXIT_FINDINGS if at_or_above(findings, options.fail_on) else EXIT_OK
+
+
+def _apply_config(files: Any, config: Any) -> tuple[tuple[Any, ...], list[Any]]:
+    """Each file's rig and mesh findings re-graded or dropped as the config says, with every change."""
+    import dataclasses
+
+    from .core.reports.config import apply_config
+
+    changes: list[Any] = []
+    out = []
+    for fa in files:
+        rigs = []
+        for rig in fa.rigs:
+            kept, ch = apply_config(rig.findings, config, path=fa.path, object=rig.armature, armature=rig.armature)
+            rigs.append(dataclasses.replace(rig, findings=kept))
+            changes += ch
+        meshes = []
+        for mesh in fa.meshes:
+            kept, ch = apply_config(mesh.findings, config, path=fa.path, object=mesh.object,
+                                    armature=mesh.armature)
+            meshes.append(dataclasses.replace(mesh, findings=kept))
+            changes += ch
+        out.append(dataclasses.replace(fa, rigs=tuple(rigs), meshes=tuple(meshes)))
+    return tuple(out), changes
+
+
+def _render(targets: dict[str, Path], data: dict[str, Any], fail_on: str, help_uri: str | None,
+            pictures: dict[tuple[str, str], Any], json_text: Any) -> dict[Path, str]:
+    """Every requested report file's text, rendered before any is written."""
+    texts: dict[Path, str] = {}
+    if "json" in targets:
+        texts[targets["json"]] = json_text(data)
+    if "junit" in targets:
+        from .core.reports.junit import junit_xml
+
+        texts[targets["junit"]] = junit_xml(data, fail_on)
+    if "sarif" in targets:
+        from .core.reports.sarif import sarif_json
+
+        texts[targets["sarif"]] = sarif_json(data, help_uri)
+    if "html" in targets:
+        from .core.reports.html import html_page
+
+        texts[targets["html"]] = html_page(data, fail_on, pictures)
+    return texts
 
 
 def _run_verify(args: argparse.Namespace, out: TextIO) -> int:

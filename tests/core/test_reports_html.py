@@ -81,7 +81,7 @@ def test_pictures_for_findings_with_values_or_vertices_only():
     text, _ = page({("rigs/cylinder.blend", "Cylinder"): cylinder_picture()})
     # Cylinder: twist-collapse (values), unweighted-vertices (vertex list); preserve-volume-on has neither.
     assert text.count('<svg xmlns="http://www.w3.org/2000/svg" class="heatmap"') == 2
-    assert "affected vertices (red)" in text and "value per vertex" in text
+    assert "affected vertices (red)" in text and "collapse: 1 - smallest singular value" in text
     assert page()[0].count("<svg") == 0
 
 
@@ -194,3 +194,9 @@ def test_wireframe_when_only_edges():
     edges = np.unique(np.sort(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]]), axis=1), axis=0)
     svg = heatmap_svg(MeshPicture(pos, np.zeros((0, 3), dtype=np.intp), edges=edges), pos[:, 2])
     assert svg.count("<line") == 2 * len(edges) and "<path" not in svg
+
+
+def test_ids_are_unique():
+    text, tags = page({("rigs/cylinder.blend", "Cylinder"): cylinder_picture()})
+    ids = [a["id"] for _, a in tags if "id" in a]
+    assert len(ids) == len(set(ids))

@@ -43,6 +43,19 @@ CODE_MEASURE: dict[str, str] = {
     "weight-asymmetry": "asymmetry",
     "stray-weights": "stray",
 }
+#: What a picture's values are, by finding code (the legend's words).
+CODE_LEGEND: dict[str, str] = {
+    "too-many-influences": "deform weights on the vertex",
+    "skinning-mismatch": "distance between Blender and the recomputation",
+    "bind-pose-drift": "displacement at the bind pose",
+    "engine-divergence": "distance between the engine and Blender",
+    "twist-collapse": "collapse: 1 - smallest singular value",
+    "volume-loss": "volume lost: 1 - determinant",
+    "weight-asymmetry": "weight difference to the mirror vertex",
+    "stray-weights": "how far the weight strays",
+    "weights-not-normalized": "|sum of deform weights - 1|",
+    "unweighted-vertices": "|sum of deform weights - 1|",
+}
 #: Blender's weight-paint ramp: 0 blue, 0.25 cyan, 0.5 green, 0.75 yellow, 1 red.
 RAMP = np.array([[0, 0, 255], [0, 255, 255], [0, 255, 0], [255, 255, 0], [255, 0, 0]], dtype=np.float64)
 NAN_COLOUR = np.array([150.0, 150.0, 150.0])
@@ -64,7 +77,7 @@ VERTICES_SHOWN = 40
 class MeshPicture:
     """What the page needs to draw one mesh.
 
-    positions : (V, 3) float64, object space (the audit's rest positions);
+    positions : (V, 3) float64, world space (how the viewport shows it; +Z up);
     triangles : (T, 3) intp, vertex indices (Blender's loop triangles);
     values : finding code -> (V,) float64, higher = worse (``values_from_measures``);
     edges : (E, 2) intp, drawn as a wireframe only when there are no triangles.
@@ -208,7 +221,7 @@ def _hex(rgb: F64) -> list[str]:
 
 
 def heatmap_svg(picture: MeshPicture, values: F64, *, size: tuple[int, int] = (300, 340),
-                max_triangles: int = MAX_TRIANGLES, label: str = "", hottest_corner: bool = False) -> str:
+                max_triangles: int = MAX_TRIANGLES, label: str = "", hottest_corner: bool = True) -> str:
     """Inline SVG: the mesh from the front and the back, coloured by ``values``.
 
     Parameters
@@ -219,8 +232,9 @@ def heatmap_svg(picture: MeshPicture, values: F64, *, size: tuple[int, int] = (3
     size : (width, height) in px of each view.
     max_triangles : drawn per view at most (``cluster_triangles`` beyond).
     label : accessible name of the picture.
-    hottest_corner : colour a triangle by its highest corner (a vertex list: every
-        triangle touching it is red) rather than the mean of its corners.
+    hottest_corner : colour a triangle by its highest corner (default: a problem
+        vertex shows in every triangle around it, never averaged away on a
+        coarse mesh) rather than the mean of its corners.
     """
     v = np.asarray(values, dtype=np.float64)
     finite = v[np.isfinite(v)]
@@ -331,7 +345,7 @@ def _table(rows: Sequence[Sequence[object]], head: Sequence[str] = ()) -> str:
 def _picture(picture: MeshPicture, finding: Mapping[str, Any]) -> str:
     code = str(finding.get("code"))
     values = picture.values.get(code)
-    what = "value per vertex"
+    what = CODE_LEGEND.get(code, "value per vertex")
     if values is None:
         listed = [int(i) for i in finding.get("vertices", ()) if 0 <= int(i) < len(picture.positions)]
         if not listed:
@@ -341,8 +355,7 @@ def _picture(picture: MeshPicture, finding: Mapping[str, Any]) -> str:
         what = "affected vertices (red)"
     finite = values[np.isfinite(values)]
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
-    svg = heatmap_svg(picture, values, label=f"{code}: {what} on the mesh, blue low, red high",
-                      hottest_corner=what != "value per vertex")
+    svg = heatmap_svg(picture, values, label=f"{code}: {what} on the mesh, blue low, red high")
     return (f'<figure>{svg}<figcaption><div class="legend"><span>{escape(_fmt(lo))}</span>'
             f'<span class="ramp"></span><span>{escape(_fmt(hi))}</span><span>{escape(what)}</span></div>'
             f"</figcaption></figure>")
@@ -351,7 +364,7 @@ def _picture(picture: MeshPicture, finding: Mapping[str, Any]) -> str:
 def _finding(f: Mapping[str, Any], picture: MeshPicture | None) -> str:
     code, sev = str(f.get("code")), str(f.get("severity"))
     h = help_for(code)
-    out = [f'<div class="finding {escape(sev)}" id="{escape(code)}">',
+    out = [f'<div class="finding {escape(sev)}" data-code="{escape(code)}">',
            f'<h4><span class="badge sev-{escape(sev)}">{escape(sev)}</span><code>{escape(code)}</code> '
            f"{escape(h.title)}</h4>",
            f"<p>{escape(str(f.get('message', '')))}</p>",
