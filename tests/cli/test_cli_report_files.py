@@ -111,3 +111,34 @@ def test_bad_config_and_bad_targets_fail_before_any_work(tmp_path):
     assert not (tmp_path / "r.json").exists()  # all or nothing
     run = skin_audit("audit", str(ASSET), f"--json={tmp_path / 'r'}", f"--sarif={tmp_path / 'r'}")
     assert run.returncode == 2 and "same file" in run.stderr
+
+
+def test_progress_on_a_terminal_and_quiet_in_a_pipe(tmp_path):
+    import os
+    import pty
+
+    main, child = pty.openpty()
+    try:
+        run = subprocess.run([sys.executable, "-m", "skin_audit", "audit", str(ASSET), "--no-shape-checks"],
+                             cwd=REPO, stdout=subprocess.PIPE, stderr=child, text=True, timeout=300, check=False)
+        os.close(child)
+        child = -1
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the terminal is closed once everything is read
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        if child >= 0:
+            os.close(child)
+        os.close(main)
+    text = seen.decode(errors="replace")
+    assert run.returncode == 0
+    assert "\rskin_audit: 0/1 files: " in text and "RiggedSimple.glb" in text
+    assert "skin_audit: 1 file(s) audited in " in text
+    piped = skin_audit("audit", str(ASSET), "--no-shape-checks")
+    assert "audited in" not in piped.stderr and "0/1 files" not in piped.stderr
