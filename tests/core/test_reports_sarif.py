@@ -56,7 +56,7 @@ def test_levels_files_objects_vertices_and_bones():
         "unweighted-vertices": "error", "twist-collapse": "warning", "preserve-volume-on": "note"}
     twist = by_rule["twist-collapse"]
     loc = twist["locations"][0]
-    assert loc["physicalLocation"]["artifactLocation"]["uri"] == "rigs/cylinder.blend"
+    assert loc["physicalLocation"] == {"artifactLocation": {"uri": "rigs/cylinder.blend"}, "region": {"startLine": 1}}
     assert {"name": "Cylinder", "fullyQualifiedName": "Cylinder", "kind": "object"} in loc["logicalLocations"]
     assert {"name": "Bone.001", "fullyQualifiedName": "Armature/Bone.001", "kind": "member"} in loc["logicalLocations"]
     assert twist["message"]["text"].startswith("Cylinder (armature Armature): 120 vertices shrink")

@@ -110,7 +110,9 @@ def _result(path: str, unit: Unit, f: Mapping[str, Any], rules: dict[str, int],
         "level": _level(f.get("severity")),
         "message": {"text": _message(unit, f)},
         "locations": [{
-            "physicalLocation": {"artifactLocation": {"uri": artifact_uri(path)}},
+            # An asset has no lines, but GitHub code scanning shows only results with a
+            # region.startLine (sarif-sdk rule GH1003): the file's start stands for the file.
+            "physicalLocation": {"artifactLocation": {"uri": artifact_uri(path)}, "region": {"startLine": 1}},
             "logicalLocations": _logical(unit, f),
         }],
         # Stable across runs so code scanning follows one finding from run to run.
