@@ -13,6 +13,7 @@ import numpy as np
 from ...core.audit.skinned_mesh import ArmatureModifierSettings, Bones, SkinnedMesh
 from ..sandbox import sandbox
 from .arrays import bone_hierarchy, flags, matrices, matrix, mesh_positions, pose_matrices
+from .rig_links import bone_links
 from .weights import group_weights
 
 _AXES = ("x", "y", "z")
@@ -54,6 +55,7 @@ def read_bones(arm_eval: bpy.types.Object) -> Bones:
         tails=tails.reshape(-1, 3).astype(np.float64),
         limits=tuple(_rotation_limits(arm_eval.pose.bones[n]) for n in names),
         inherit_rotation=flags(bones, "use_inherit_rotation"),
+        driven_by=bone_links(arm_eval, names),
     )
 
 

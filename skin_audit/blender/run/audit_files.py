@@ -17,7 +17,7 @@ from ...core.audit.options import AuditOptions
 from ...core.audit.report import AuditReport, FileAudit
 from ...core.errors import InputError, SkinAuditError
 from ..session import reset_to_empty_scene
-from .audit_scene import audit_meshes, skinned_meshes
+from .audit_scene import audit_rigs, missing_modifiers, skinned_meshes
 
 SUFFIXES = (".blend", ".glb", ".gltf", ".fbx")
 
@@ -99,13 +99,16 @@ def audit_file(path: Path, options: AuditOptions, object_name: str | None = None
             if not chosen:
                 raise InputError(f"{path}: no object named '{object_name}'")
             meshes = skinned_meshes(chosen)
-            if not meshes:
+            missing = missing_modifiers([*chosen, *(o for o in objects if o.type == "ARMATURE")])
+            if not meshes and not missing:
                 raise InputError(f"{path}: '{object_name}' is not a mesh deformed by an Armature modifier")
         else:
             meshes = skinned_meshes(objects)
-            if not meshes:
+            missing = missing_modifiers(objects)
+            if not meshes and not missing:
                 raise InputError(f"{path}: not a rig: no mesh is deformed by an Armature modifier")
-        return FileAudit(str(path), "ok", meshes=audit_meshes(bpy.context, meshes, options))
+        rigs, audits = audit_rigs(bpy.context, meshes, options, missing=missing)
+        return FileAudit(str(path), "ok", meshes=audits, rigs=rigs)
     except SkinAuditError as exc:
         return FileAudit(str(path), "error", message=str(exc))
 

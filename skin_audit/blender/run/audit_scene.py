@@ -4,15 +4,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 import bpy
 
-from ...core.audit.mesh_audit import audit_skinned_mesh
+from ...core.audit.mesh_audit import audit_character
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import MeshAudit
+from ...core.audit.rig_audit import MissingModifier, RigAudit
+from ...core.audit.shape_checks import SpotChecker
+from ...core.audit.skinned_mesh import SkinnedMesh
 from ...core.errors import InputError
 from ..read.extract import extract
 from ..read.pose_check import spot_checker
+from ..read.weights import group_weights
 
 
 def armature_modifiers(obj: bpy.types.Object) -> list[bpy.types.ArmatureModifier]:
@@ -39,6 +44,49 @@ def meshes_for_context(context: bpy.types.Context) -> list[bpy.types.Object]:
     return skinned_meshes([active])
 
 
+def _tied_armature(obj: bpy.types.Object, armatures: list[bpy.types.Object]) -> tuple[bpy.types.Object | None, str]:
+    """The armature a mesh without an enabled Armature modifier belongs to, and why; (None, '') if none."""
+    if obj.parent is not None and obj.parent.type == "ARMATURE":
+        if obj.parent_type == "BONE":
+            return None, ""  # rigid on a bone: fine
+        if obj.parent_type == "OBJECT":
+            return obj.parent, f"is parented to armature '{obj.parent.name}'"
+        return None, ""  # 'ARMATURE' parenting deforms through Blender's virtual modifier
+    disabled = [m for m in obj.modifiers if m.type == "ARMATURE"]
+    for m in disabled:
+        if m.object is not None and m.object.type == "ARMATURE":
+            return m.object, f"has its Armature modifier '{m.name}' disabled in the viewport"
+    groups = {g.name for g in obj.vertex_groups}
+    best = max(armatures, key=lambda a: len(groups.intersection(a.data.bones.keys())), default=None)
+    if best is not None and groups.intersection(best.data.bones.keys()):
+        why = f"has vertex groups named after bones of '{best.name}'"
+        if disabled:
+            why += f" and its Armature modifier '{disabled[0].name}' has no armature set"
+        return best, why
+    return None, ""
+
+
+def missing_modifiers(objects: Iterable[bpy.types.Object]) -> dict[str, list[MissingModifier]]:
+    """Per armature name, the meshes among ``objects`` tied to it (parented to it, a disabled
+    Armature modifier, or vertex groups named after its bones) that no enabled Armature
+    modifier deforms.  A mesh parented to a bone is rigid by design and left out."""
+    objects = list(objects)
+    armatures = [o for o in objects if o.type == "ARMATURE"]
+    out: dict[str, list[MissingModifier]] = {}
+    for obj in objects:
+        if obj.type != "MESH" or armature_modifiers(obj):
+            continue
+        arm, why = _tied_armature(obj, armatures)
+        if arm is None:
+            continue
+        weights = group_weights(obj) if obj.vertex_groups else None
+        deform = {b.name for b in arm.data.bones if b.use_deform}
+        weighted = tuple(g.name for g in obj.vertex_groups
+                         if g.name in deform and weights is not None and bool((weights[g.index] > 0).any()))
+        out.setdefault(arm.name, []).append(MissingModifier(obj.name, why, weighted))
+    return out
+
+
 def audit_meshes(
     context: bpy.types.Context,
     mesh_objects: Iterable[bpy.types.Object],
@@ -46,11 +94,28 @@ def audit_meshes(
     progress: Callable[[int, int], None] | None = None,
     allow_edit_mode: bool = False,
 ) -> tuple[MeshAudit, ...]:
-    """One MeshAudit per (mesh, Armature modifier); the scene is left untouched.
+    """One MeshAudit per (mesh, Armature modifier), each holding its armature's findings too
+    (for a view of one mesh at a time); :func:`audit_rigs` reports them once per armature."""
+    rigs, meshes = audit_rigs(context, mesh_objects, options, progress, allow_edit_mode)
+    by_armature = {r.armature: r.findings for r in rigs}
+    return tuple(replace(m, findings=m.findings + by_armature.get(m.armature, ())) for m in meshes)
 
-    A mesh in Edit Mode is refused unless ``allow_edit_mode``: its mesh data
-    lags behind the edits.  A file just opened in Edit Mode holds its saved
-    data, so file audits allow it.
+
+def audit_rigs(
+    context: bpy.types.Context,
+    mesh_objects: Iterable[bpy.types.Object],
+    options: AuditOptions,
+    progress: Callable[[int, int], None] | None = None,
+    allow_edit_mode: bool = False,
+    missing: dict[str, list[MissingModifier]] | None = None,
+) -> tuple[tuple[RigAudit, ...], tuple[MeshAudit, ...]]:
+    """One RigAudit per armature (over every given mesh it deforms) and one MeshAudit per
+    (mesh, Armature modifier); the scene is left untouched.
+
+    ``missing`` (from :func:`missing_modifiers`) adds meshes tied to an armature that nothing
+    deforms to that armature's entry.  A mesh in Edit Mode is refused unless
+    ``allow_edit_mode``: its mesh data lags behind the edits.  A file just opened in Edit
+    Mode holds its saved data, so file audits allow it.
     """
     objects = list(mesh_objects)
     for obj in objects:
@@ -63,10 +128,19 @@ def audit_meshes(
                 raise InputError(f"armature '{mod.object.name}' is in Edit Mode, where it deforms nothing; "
                                  "leave Edit Mode, then audit")
     depsgraph = context.evaluated_depsgraph_get()
-    results = []
     pairs = [(o, m) for o in objects for m in armature_modifiers(o)]
+    extracted: dict[str, list[tuple[int, SkinnedMesh, SpotChecker]]] = {}
     for k, (obj, mod) in enumerate(pairs):
         if progress is not None:
             progress(k, len(pairs))
-        results.append(audit_skinned_mesh(extract(obj, mod, depsgraph), options, spot_checker(obj, mod)))
-    return tuple(results)
+        extracted.setdefault(mod.object.name, []).append((k, extract(obj, mod, depsgraph), spot_checker(obj, mod)))
+    missing = missing or {}
+    rigs: list[RigAudit] = []
+    meshes: list[tuple[int, MeshAudit]] = []
+    for armature in [*extracted, *(a for a in missing if a not in extracted)]:
+        parts = extracted.get(armature, [])
+        rig, audits = audit_character(armature, [m for _, m, _ in parts], options, [c for _, _, c in parts],
+                                      missing.get(armature, ()))
+        rigs.append(rig)
+        meshes += [(k, a) for (k, _, _), a in zip(parts, audits, strict=True)]
+    return tuple(rigs), tuple(a for _, a in sorted(meshes, key=lambda t: t[0]))

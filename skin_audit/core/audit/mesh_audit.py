@@ -5,6 +5,7 @@ against Blender, bind-pose drift and engine divergence.  numpy only."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -14,6 +15,7 @@ from ..findings import Finding, Severity
 from .armature_modifier import Recomputed, deform_both, recompute_blender
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .report import MeshAudit
+from .rig_audit import RIG_CODES, MissingModifier, RigAudit, audit_rig
 from .shape_checks import SpotChecker, shape_checks
 from .skinned_mesh import SkinnedMesh
 from .stress_poses import standard_poses
@@ -28,7 +30,7 @@ RULE_CODES = frozenset({
     "negative-armature-scale", "preserve-volume-on", "bbones-on-deform-bones",
     "mesh-not-parented-to-armature", "not-reproduced", "dqs-order-sensitive", "non-finite-weights",
     "negative-weights", "non-finite-positions", "non-finite-bone-matrices",
-})
+}) | RIG_CODES
 
 #: How many offenders a message names.
 WORST_SHOWN = 3
@@ -114,46 +116,17 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
             out.append(_finding("weights-on-non-deform-bone", "WARNING",
                                 f"vertex group '{name}' has weights but bone '{name}' has Deform off: "
                                 "Blender ignores them", w[g] > 0, bones=(name,), groups=(name,)))
-    weighted_bones = {int(b) for g, b in enumerate(bones) if b >= 0 and used[g]}
-    idle = [n for j, n in enumerate(mesh.bones.names) if mesh.bones.use_deform[j] and j not in weighted_bones]
-    if idle:
-        out.append(_finding("deform-bone-without-weights", "INFO",
-                            f"{len(idle)} deform bones move no vertex of '{mesh.object}': "
-                            f"{', '.join(idle[:5])}{' ...' if len(idle) > 5 else ''}", bones=idle))
     return out
 
 
-def rig_findings(mesh: SkinnedMesh) -> list[Finding]:
-    """What a rigger would also want flagged about the armature and the modifier."""
+def modifier_findings(mesh: SkinnedMesh) -> list[Finding]:
+    """What a rigger would also want flagged about this mesh and its modifier (the armature's
+    own findings are the rig audit's: rig_audit.py)."""
     out: list[Finding] = []
-    b = mesh.bones
-    roots = [b.names[j] for j, p in enumerate(b.parents) if p < 0]
-    if len(roots) > 1:
-        out.append(_finding("multiple-root-bones", "WARNING",
-                            f"'{mesh.armature_object}' has {len(roots)} root bones ({', '.join(roots[:5])}); "
-                            "engines expect one skeleton root", bones=roots))
-    if not b.use_deform.any():
-        out.append(_finding("no-deform-bones", "ERROR",
-                            f"'{mesh.armature_object}' has no bone with Deform on: nothing can move the mesh"))
-    scale = mesh.armature_scale
-    if mesh.armature_mirrored:
-        user_scale = mesh.armature_object_scale.round(4).tolist()
-        out.append(_finding("negative-armature-scale", "ERROR",
-                            f"'{mesh.armature_object}' is mirrored (scale {user_scale}, negative determinant): "
-                            "mirrored skinning flips normals and breaks exports"))
-    elif np.ptp(scale) > 1e-4 * np.abs(scale).max():
-        out.append(_finding("non-uniform-armature-scale", "WARNING",
-                            f"'{mesh.armature_object}' has non-uniform scale {scale.round(4).tolist()}: "
-                            "apply it (Ctrl+A) before export"))
     if mesh.modifier.preserve_volume:
         out.append(_finding("preserve-volume-on", "INFO",
                             f"'{mesh.modifier.name}' uses Preserve Volume (dual quaternions); glTF and FBX "
                             "engines skin with LBS, so exports deform differently"))
-    bbones = [b.names[j] for j in np.flatnonzero((b.bbone_segments > 1) & b.use_deform)]
-    if bbones:
-        out.append(_finding("bbones-on-deform-bones", "INFO",
-                            f"{len(bbones)} deform bones use B-Bone segments; exporters bake them to "
-                            "plain bones", bones=bbones))
     if mesh.parent != mesh.armature_object:
         out.append(_finding("mesh-not-parented-to-armature", "WARNING",
                             f"'{mesh.object}' is parented to '{mesh.parent or 'nothing'}', not to "
@@ -162,8 +135,6 @@ def rig_findings(mesh: SkinnedMesh) -> list[Finding]:
         bad = ~np.isfinite(mesh.rest).all(axis=1)
         out.append(_finding("non-finite-positions", "ERROR",
                             f"{int(bad.sum())} vertices have NaN or infinite positions", bad))
-    if not np.isfinite(mesh.bones.channel).all() or not np.isfinite(mesh.bones.rest).all():
-        out.append(_finding("non-finite-bone-matrices", "ERROR", "bone matrices contain NaN or infinity"))
     for reason in mesh.unsupported:
         out.append(_finding("not-reproduced", "INFO", f"not recomputed: {reason}"))
     return out
@@ -193,15 +164,37 @@ def _distance(a: F64, b: F64) -> F64:
 
 def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
                        spot_checker: SpotChecker | None = None) -> MeshAudit:
-    """Every check on one mesh and modifier; returns findings, metrics and per-vertex measures.
+    """Every check on one mesh seen alone, its armature's findings included (the mesh is the
+    whole character); returns findings, metrics and per-vertex measures.
 
     ``spot_checker`` lets Blender re-evaluate a few of the sweep's test poses.
     """
+    rig, (audit,) = audit_character(mesh.armature_object, [mesh], options, [spot_checker])
+    return replace(audit, findings=audit.findings + rig.findings)
+
+
+def audit_character(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions,
+                    spot_checkers: Sequence[SpotChecker | None] | None = None,
+                    missing: Sequence[MissingModifier] = ()) -> tuple[RigAudit, tuple[MeshAudit, ...]]:
+    """One armature over every mesh it deforms: the rig's entry (reported once) and one entry
+    per mesh holding what belongs to that mesh (weight asymmetry and stray weights judged over
+    all of them).  ``missing``: meshes tied to the armature that nothing deforms."""
+    checkers = list(spot_checkers) if spot_checkers is not None else [None] * len(meshes)
+    audits = [_audit_one_mesh(m, options, c) for m, c in zip(meshes, checkers, strict=True)]
+    rig, parts = audit_rig(armature, meshes, options, missing)
+    return rig, tuple(
+        replace(a, findings=a.findings + tuple(p.findings), metrics={**a.metrics, **p.metrics},
+                measures={**a.measures, **p.measures})
+        for a, p in zip(audits, parts, strict=True))
+
+
+def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChecker | None) -> MeshAudit:
+    """The checks that belong to one mesh and its modifier."""
     size = mesh.size()
     rec, engine_now = deform_both(mesh, None, options.max_influences)
     deform_sum, influences = rec.contrib, rec.influences
     findings = weight_findings(mesh, options, deform_sum, influences)
-    findings += rig_findings(mesh)
+    findings += modifier_findings(mesh)
     measures: dict[str, F64] = {"weight_sum": deform_sum, "influences": influences.astype(np.float64)}
     metrics: dict[str, float | int | None] = {
         "max_influences": int(influences.max()) if influences.size else 0,
@@ -298,7 +291,7 @@ def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
             f"top {options.max_influences} influences) from where Blender puts them; worst at pose "
             f"'{worst_pose}'", far, max_divergence=float(divergence.max()), pose=worst_pose))
 
-    # 4. Extreme poses, symmetry, stray weights.
+    # 4. Extreme poses (symmetry and stray weights are judged over the character: rig_audit).
     if options.shape_checks:
         shape = shape_checks(mesh, options, spot_checker, skip)
         findings += shape.findings

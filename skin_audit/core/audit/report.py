@@ -15,9 +15,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..findings import Finding, worst_severity
+from .rig_audit import RigAudit
 
 REPORT_FORMAT = "skin_audit.report"
-REPORT_VERSION = 1
+#: 2: each file gains ``rigs`` (one entry per armature, its findings reported once); mesh
+#: entries keep what belongs to one mesh.
+REPORT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -44,21 +47,27 @@ class MeshAudit:
 
 @dataclass(frozen=True)
 class FileAudit:
-    """The audit of one input file: ``status`` is 'ok' or 'error' (with ``message``)."""
+    """The audit of one input file: ``status`` is 'ok' or 'error' (with ``message``).
+
+    ``rigs`` holds one entry per armature (what belongs to the armature, reported once),
+    ``meshes`` one per (mesh, Armature modifier).
+    """
 
     path: str
     status: str
     message: str = ""
     meshes: tuple[MeshAudit, ...] = ()
+    rigs: tuple[RigAudit, ...] = ()
 
     @property
     def findings(self) -> tuple[Finding, ...]:
-        return tuple(f for m in self.meshes for f in m.findings)
+        return tuple(f for r in self.rigs for f in r.findings) + tuple(f for m in self.meshes for f in m.findings)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "status": self.status}
         if self.message:
             out["message"] = self.message
+        out["rigs"] = [r.to_dict() for r in self.rigs]
         out["meshes"] = [m.to_dict() for m in self.meshes]
         return out
 
@@ -82,6 +91,7 @@ class AuditReport:
             "summary": {
                 "files": len(self.files),
                 "files_with_errors": sum(fa.status != "ok" for fa in self.files),
+                "rigs": sum(len(fa.rigs) for fa in self.files),
                 "meshes": sum(len(fa.meshes) for fa in self.files),
                 "worst_severity": worst_severity(findings),
             },

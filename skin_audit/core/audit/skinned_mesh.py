@@ -34,9 +34,30 @@ class Bones:
     limits: tuple[tuple[tuple[float, float] | None, ...], ...] = ()
     #: (J,) Bone.use_inherit_rotation; empty means every bone inherits.
     inherit_rotation: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: Per bone, the other bones whose pose its constraints or drivers read (the rig moves it
+    #: from them: twist bones, Rigify's DEF bones); empty means no links were read.
+    driven_by: tuple[tuple[str, ...], ...] = ()
 
     def index(self) -> dict[str, int]:
         return {n: i for i, n in enumerate(self.names)}
+
+    def followers(self, bone: int) -> tuple[str, ...]:
+        """Deform bones the rig moves when ``bone`` moves: those whose constraints or drivers
+        read it, directly or through helper bones.  Linear in bones and links."""
+        if not self.driven_by:
+            return ()
+        readers: dict[str, list[int]] = {}
+        for j, sources in enumerate(self.driven_by):
+            for s in sources:
+                readers.setdefault(s, []).append(j)
+        seen = {bone}
+        todo = [bone]
+        while todo:
+            for j in readers.get(self.names[todo.pop()], ()):
+                if j not in seen:
+                    seen.add(j)
+                    todo.append(j)
+        return tuple(self.names[j] for j in sorted(seen - {bone}) if self.use_deform[j])
 
     @cached_property
     def local_rest(self) -> F64:

@@ -171,19 +171,68 @@ def mirror_frames(rest: F64, pairs: BonePairs) -> list[PairFrames]:
     return out
 
 
+def rotation_angles(r: F64) -> F64:
+    """(N,) angles in degrees of (N, 3, 3) rotations; :func:`rotation_angle` for many at once."""
+    skew = 0.5 * np.stack([r[:, 2, 1] - r[:, 1, 2], r[:, 0, 2] - r[:, 2, 0], r[:, 1, 0] - r[:, 0, 1]], axis=1)
+    out: F64 = np.degrees(np.arctan2(np.linalg.norm(skew, axis=1), (np.trace(r, axis1=1, axis2=2) - 1.0) / 2.0))
+    return out
+
+
+#: A bone within this angle (degrees) of the mirror plane's normal lies along the mirror axis:
+#: reflection leaves its X and Z axes in place, so "flip X" (Blender) and "flip Z" (a turn of
+#: 180 degrees about the bone's own axis) are equally its mirror image.
+ALONG_AXIS_DEGREES = 5.0
+#: 180 degrees about the bone's own Y axis.
+TURN_Y = np.diag([-1.0, 1.0, -1.0])
+
+
+def mirror_offset_angles(rest: F64, frames: list[PairFrames], normal: F64, reference: F64) -> F64:
+    """(P,) how far each pair's frame offset is from ``reference`` (degrees), degenerate pairs excepted.
+
+    A pair whose left bone lies along the mirror axis (within ALONG_AXIS_DEGREES of ``normal``)
+    has two mirror images a half turn about its own axis apart; it is judged against the nearer.
+    """
+    if not frames:
+        return np.zeros(0)
+    offsets = np.array([f.offset for f in frames])
+    # ij,pjk->pik: each offset seen from the reference rule.
+    angles = rotation_angles(np.einsum("ji,pjk->pik", reference, offsets))
+    y = rest[[f.left for f in frames], :3, 1]
+    along = np.abs(y @ normal) >= np.cos(np.radians(ALONG_AXIS_DEGREES)) * np.linalg.norm(y, axis=1)
+    if along.any():
+        turned = rotation_angles(np.einsum("ij,pjk->pik", TURN_Y, np.einsum("ji,pjk->pik", reference,
+                                                                             offsets[along])))
+        angles[along] = np.minimum(angles[along], turned)
+    return angles
+
+
 def shared_convention(frames: list[PairFrames], tolerance_degrees: float) -> F64 | None:
     """The frame offset most pairs share, when it is not Blender's own (identity) and at least
     two pairs and half of them follow it: a rig mirrored by another tool's rule (e.g. axes turned
-    180 degrees), consistent, not a stray roll."""
-    best: tuple[int, F64 | None] = (0, None)
-    for f in frames:
-        count = sum(rotation_angle(f.offset.T @ g.offset) <= tolerance_degrees for g in frames)
-        if count > best[0]:
-            best = (count, f.offset)
-    count, offset = best
-    if offset is None or rotation_angle(offset) <= tolerance_degrees:
+    180 degrees), consistent, not a stray roll.
+
+    Near-linear in pairs: offsets are grouped around leaders (each group one vectorised pass
+    over the pairs), and a rig has a handful of distinct offsets, not one per pair.
+    """
+    if not frames:
         return None
-    if count >= 2 and 2 * count >= len(frames):
+    flat = np.array([f.offset for f in frames]).reshape(len(frames), 9)
+    # trace(A^T B) = sum(A * B); the angle is within tolerance when (trace - 1) / 2 >= cos(tolerance).
+    cos_tol = float(np.cos(np.radians(tolerance_degrees)))
+    open_ = np.ones(len(frames), dtype=bool)
+    best_count, best = 0, -1
+    while open_.any():
+        leader = int(np.argmax(open_))
+        close = (flat @ flat[leader] - 1.0) / 2.0 >= cos_tol
+        count = int(close.sum())
+        if count > best_count:
+            best_count, best = count, leader
+        open_ &= ~close
+        open_[leader] = False
+    offset = frames[best].offset
+    if rotation_angle(offset) <= tolerance_degrees:
+        return None
+    if best_count >= 2 and 2 * best_count >= len(frames):
         return offset
     return None
 
