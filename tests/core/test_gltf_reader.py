@@ -382,3 +382,19 @@ def test_blender_gltf_exporter_model():
     mats[:, :3, 3] = [5.0, 0.0, 0.0]
     out = exported_deform(np.zeros((2, 3)), joints, weights, mats, THREEJS)
     np.testing.assert_allclose(out, [[5.0, 0, 0], [0, 0, 0]], atol=1e-6)
+
+
+def test_morph_targets_before_skinning_and_compressed_files_refused(tmp_path):
+    t = Tiny()
+    _skinned(t)
+    delta = t.accessor([[0.0, 0.0, 1.0], [0.0, 0.0, 2.0]], "<f4", 5126, "VEC3")
+    t.json["meshes"][0]["primitives"][0]["targets"] = [{"POSITION": delta}]
+    t.json["meshes"][0]["weights"] = [0.5]
+    t.json["nodes"][0]["weights"] = [0.25]  # the node's weights win over the mesh's (3.7.2.2)
+    doc = load_gltf(t.gltf(tmp_path))
+    (out,) = gltf_engine_positions(doc, GLTF)
+    # Morphed rest: z = 0.25 and 0.5; the joints turn about z, so z is kept.
+    np.testing.assert_allclose(out.positions[:, 2], [0.25, 0.5], atol=1e-7)
+    t.json["extensionsRequired"] = ["KHR_draco_mesh_compression"]
+    with pytest.raises(GltfError, match="requires KHR_draco_mesh_compression, which this reader does not decode"):
+        load_gltf(t.gltf(tmp_path, "draco.gltf"))

@@ -17,7 +17,7 @@ from skin_audit.core.gltf.checks import file_checks
 from skin_audit.core.gltf.document import load_gltf
 
 from .conftest import run_node
-from .variants import ASSETS, VARIANTS
+from .variants import ASSETS, MORPH_VARIANTS, VARIANTS
 
 #: Agreement asked of the threejs target: three.js stores positions and weights in float32
 #: and we compute in float64; measured worst 4e-8 of the mesh size.
@@ -52,7 +52,7 @@ def variant_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _file(name: str, variant_dir: Path) -> Path:
-    return SAMPLES[name] if name in SAMPLES else VARIANTS[name](variant_dir)
+    return SAMPLES[name] if name in SAMPLES else {**VARIANTS, **MORPH_VARIANTS}[name](variant_dir)
 
 
 def _times(path: Path) -> list[float]:
@@ -74,7 +74,7 @@ def _worst(path: Path, target: str, clip_times: dict, engines_dir: Path) -> floa
     return worst
 
 
-@pytest.mark.parametrize("name", [*SAMPLES, *VARIANTS])
+@pytest.mark.parametrize("name", [*SAMPLES, *VARIANTS, *MORPH_VARIANTS])
 def test_threejs_target_matches_threejs(name: str, engines_dir: Path, variant_dir: Path) -> None:
     path = _file(name, variant_dir)
     drawn = run_node(engines_dir, "threejs_positions.mjs", str(path), "--times", ",".join(map(str, _times(path))))

@@ -171,6 +171,26 @@ def interpolation(mode: str) -> Callable[[Path], Path]:
     return build
 
 
+def morph_targets(folder: Path) -> Path:
+    """RiggedSimple with two morph targets: default mesh weights and a LINEAR weights channel."""
+    r = Rewrite(RIGGED_SIMPLE)
+    prim = r.json["meshes"][0]["primitives"][0]
+    pos = r.read(prim["attributes"]["POSITION"])
+    rng = _rng()
+    prim["targets"] = [{"POSITION": r.add(rng.normal(0, 0.05, pos.shape), 5126, "VEC3")} for _ in range(2)]
+    r.json["meshes"][0]["weights"] = [0.3, 0.6]
+    anim = r.json["animations"][0]
+    times = r.read(anim["samplers"][0]["input"])[:, 0]
+    keys = rng.uniform(0.0, 1.0, (len(times), 2))
+    anim["samplers"].append({"input": anim["samplers"][0]["input"], "output": r.add(keys.reshape(-1), 5126, "SCALAR")})
+    mesh_node = next(i for i, n in enumerate(r.json["nodes"]) if "mesh" in n)
+    anim["channels"].append({"sampler": len(anim["samplers"]) - 1, "target": {"node": mesh_node, "path": "weights"}})
+    return r.write(folder, "morph_targets")
+
+
+#: Kept apart from VARIANTS (other harnesses iterate over those): morph targets.
+MORPH_VARIANTS: dict[str, Callable[[Path], Path]] = {"morph_targets": morph_targets}
+
 #: name -> builder(folder) -> path of the written .gltf
 VARIANTS: dict[str, Callable[[Path], Path]] = {
     "unnormalised": unnormalised,

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..gltf.document import GltfDocument
+from ..gltf.morph import morph_weights, morphed_positions
 from ..gltf.skin import SkinnedPrimitive, joint_matrices, pose_at, skinned_primitives
 from .targets import Target
 from .weights import deform
@@ -58,8 +59,9 @@ def gltf_engine_positions(
     out = []
     for prim in skinned_primitives(doc):
         joints, weights, ctype = stacked_influences(prim)
+        rest = morphed_positions(prim, morph_weights(doc, prim, pose.animation, time))
         pos = deform(
-            prim.positions,
+            rest,
             joints,
             weights,
             joint_matrices(doc, prim.skin, pose.world),

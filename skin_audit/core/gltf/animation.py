@@ -204,7 +204,14 @@ def sample(sampler: Sampler, t: float, path: str, rule: InterpolationRule = "spe
 def animation_duration(doc: GltfDocument, anim: int) -> float:
     """Last key time over the animation's samplers (three.js's clip duration), in seconds."""
     a = doc.item("animations", anim, "animation")
-    return max(float(read_sampler(doc, anim, i).times[-1]) for i in range(len(a.get("samplers", []))))
+    # Input times only: a morph-weights output holds several values per key.
+    ends = [
+        float(read_accessor(doc, s.get("input"), f"animation {anim} sampler {i} input")[-1, 0])
+        for i, s in enumerate(a.get("samplers", []))
+    ]
+    if not ends:
+        raise doc.fail(f"animation {anim}", "has no samplers")
+    return max(ends)
 
 
 def animated_transforms(

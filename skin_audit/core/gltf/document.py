@@ -44,6 +44,8 @@ TYPE_COMPONENTS: dict[str, int] = {
 # c / (2^b - 1) for unsigned.
 NORMALISATION_SCALE: dict[int, float] = {5120: 127.0, 5121: 255.0, 5122: 32767.0, 5123: 65535.0}
 
+#: Geometry compression the reader does not decode (it would read the fallback-less buffers as garbage).
+_COMPRESSION_EXTENSIONS = {"KHR_draco_mesh_compression", "EXT_meshopt_compression", "KHR_meshopt_compression"}
 _GLB_MAGIC = 0x46546C67  # "glTF"
 _CHUNK_JSON = 0x4E4F534A
 _CHUNK_BIN = 0x004E4942
@@ -117,6 +119,12 @@ def load_gltf(path: str | Path) -> GltfDocument:
     version = str(doc_json.get("asset", {}).get("version", ""))
     if not version.startswith("2."):
         raise GltfError(f"{p.name}: asset.version is {version!r}; only glTF 2.x is read")
+    compressed = sorted(set(doc_json.get("extensionsRequired", [])) & _COMPRESSION_EXTENSIONS)
+    if compressed:
+        raise GltfError(
+            f"{p.name}: requires {', '.join(compressed)}, which this reader does not decode; "
+            "export without mesh compression to audit the file"
+        )
     buffers = _load_buffers(p, doc_json, glb_bin)
     return GltfDocument(path=p, json=doc_json, buffers=buffers)
 

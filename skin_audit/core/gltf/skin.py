@@ -8,7 +8,7 @@ ignored when skinning (3.7.3.3), so joint matrices are ``world(joint) @ IBM``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -43,6 +43,10 @@ class SkinnedPrimitive:
     skin: int
     positions: NDArray[np.float64]  # (V, 3) bind-space POSITION
     sets: tuple[InfluenceSet, ...]
+    #: Morph target POSITION displacements, one (V, 3) array per target (3.7.2.2).
+    morph_positions: tuple[NDArray[np.float64], ...] = ()
+    #: Default morph weights: the node's ``weights``, else the mesh's, else zeros.
+    morph_weights: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
 
     @property
     def label(self) -> str:
@@ -135,6 +139,21 @@ def _influence_sets(doc: GltfDocument, attributes: dict[str, Any], where: str, c
     return tuple(sets)
 
 
+def _morph_positions(
+    doc: GltfDocument, targets: list[dict[str, Any]], where: str, count: int
+) -> tuple[NDArray[np.float64], ...]:
+    out = []
+    for k, target in enumerate(targets):
+        if "POSITION" not in target:
+            out.append(np.zeros((count, 3)))  # a target that moves normals only
+            continue
+        d = read_accessor(doc, target["POSITION"], f"{where} target {k} POSITION")
+        if d.shape != (count, 3):
+            raise doc.fail(where, f"morph target {k} POSITION has shape {d.shape}, expected ({count}, 3)")
+        out.append(d)
+    return tuple(out)
+
+
 def skinned_primitives(doc: GltfDocument) -> list[SkinnedPrimitive]:
     """Every primitive of every node with a mesh and a skin, in node then primitive order."""
     out = []
@@ -155,7 +174,22 @@ def skinned_primitives(doc: GltfDocument) -> list[SkinnedPrimitive]:
             sets = _influence_sets(doc, attrs, where, len(pos))
             if not sets:
                 continue
-            out.append(SkinnedPrimitive(node=i, mesh=node["mesh"], primitive=p, skin=skin, positions=pos, sets=sets))
+            morphs = _morph_positions(doc, prim.get("targets", []), where, len(pos))
+            defaults = np.asarray(node.get("weights", mesh.get("weights", [0.0] * len(morphs))), dtype=np.float64)
+            if defaults.shape != (len(morphs),):
+                raise doc.fail(where, f"has {len(morphs)} morph targets but {defaults.size} default weights")
+            out.append(
+                SkinnedPrimitive(
+                    node=i,
+                    mesh=node["mesh"],
+                    primitive=p,
+                    skin=skin,
+                    positions=pos,
+                    sets=sets,
+                    morph_positions=morphs,
+                    morph_weights=defaults,
+                )
+            )
     return out
 
 
