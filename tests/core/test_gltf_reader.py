@@ -398,3 +398,19 @@ def test_morph_targets_before_skinning_and_compressed_files_refused(tmp_path):
     t.json["extensionsRequired"] = ["KHR_draco_mesh_compression"]
     with pytest.raises(GltfError, match="requires KHR_draco_mesh_compression, which this reader does not decode"):
         load_gltf(t.gltf(tmp_path, "draco.gltf"))
+
+
+def test_divergence_names_target_and_pose():
+    from skin_audit.core.engines.divergence import divergence, divergence_by_pose, divergence_finding
+
+    ref = np.zeros((3, 3))
+    current = divergence([[0, 0, 0], [0, 0.5, 0], [0, 0, 0]], ref)
+    bent = divergence([[0, 0, 0], [0, 0, 2.0], [np.nan, 0, 0]], ref)
+    assert bent.tolist() == [0.0, 2.0, np.inf]  # no position at all is as far as it gets
+    poses = {"current": current, "arm raised": bent}
+    assert divergence_by_pose(poses) == {"current": 0.5, "arm raised": np.inf}
+    f = divergence_finding(poses, size=10.0, relative=0.01, target=THREEJS, reference="Blender")
+    assert f is not None and f.vertices == (1, 2)
+    assert f.details["target"] == "threejs" and f.details["pose"] == "arm raised"
+    assert "in threejs" in f.message and "verified against the real engine" in f.message
+    assert divergence_finding({"current": current}, 10.0, 0.1, THREEJS, "Blender") is None

@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""How far a target draws a mesh from a reference (Blender's deformation, or another target),
+per vertex and per pose, and the finding that names the target."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ShapeError
+from ..findings import Finding
+from .targets import Target
+
+
+def divergence(drawn: ArrayLike, reference: ArrayLike) -> NDArray[np.float64]:
+    """Distance of each vertex from its reference position; a non-finite position is infinitely far.
+
+    Parameters
+    ----------
+    drawn : (V, 3) float
+        Positions a target draws (may hold NaN or inf, e.g. a joint past the skin).
+    reference : (V, 3) float
+
+    Returns
+    -------
+    (V,) float64
+    """
+    a = np.asarray(drawn, dtype=np.float64)
+    b = np.asarray(reference, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 2 or a.shape[1] != 3:
+        raise ShapeError(f"drawn {a.shape} and reference {b.shape} must both be (V, 3)")
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.linalg.norm(a - b, axis=1)
+    out: NDArray[np.float64] = np.where(np.isfinite(d), d, np.inf)
+    return out
+
+
+def divergence_by_pose(per_pose: Mapping[str, NDArray[np.float64]]) -> dict[str, float]:
+    """The largest distance per pose (JSON ``metrics.engine_divergence_by_pose``).
+
+    Parameters
+    ----------
+    per_pose : mapping of pose name to (V,) float64
+        From :func:`divergence`; ``"current"`` is the audited frame.
+
+    Returns
+    -------
+    dict of pose name to float (``inf`` when a vertex has no finite position)
+    """
+    return {name: float(d.max(initial=0.0)) for name, d in per_pose.items()}
+
+
+def divergence_finding(
+    per_pose: Mapping[str, NDArray[np.float64]], size: float, relative: float, target: Target, reference: str
+) -> Finding | None:
+    """``engine-divergence`` naming the target: vertices farther than ``relative * size`` at any pose.
+
+    Parameters
+    ----------
+    per_pose : mapping of pose name to (V,) float64
+    size : float
+        The mesh's size (the audit's scale for tolerances).
+    relative : float
+        Threshold as a fraction of ``size``.
+    target : Target
+    reference : str
+        What the target is compared with (``"Blender"``, ``"the glTF specification"``).
+
+    Returns
+    -------
+    Finding or None
+    """
+    if not per_pose:
+        return None
+    stacked = np.vstack(list(per_pose.values()))
+    worst_each = stacked.max(axis=0)
+    far = np.flatnonzero(worst_each > relative * max(size, 1e-12))
+    if not len(far):
+        return None
+    by_pose = divergence_by_pose(per_pose)
+    worst_pose = max(by_pose, key=lambda k: by_pose[k])
+    worst = by_pose[worst_pose]
+    how = "verified against the real engine" if target.verified else "modelled from its documentation"
+    return Finding(
+        code="engine-divergence",
+        severity="WARNING",
+        message=(
+            f"{len(far)} vertices land up to {worst:.3g} away in {target.name} ({target.description}; {how}) "
+            f"from where {reference} puts them; worst at pose '{worst_pose}'"
+        ),
+        count=int(len(far)),
+        vertices=tuple(int(v) for v in far),
+        details={
+            "target": target.name,
+            "target_verified": target.verified,
+            "reference": reference,
+            "pose": worst_pose,
+            "max_divergence": worst,
+            "by_pose": by_pose,
+        },
+    )
