@@ -9,12 +9,14 @@ Blender exits 0 after an uncaught script error, so the exit code is set here.
 """
 
 import os
+import signal
 import sys
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
 
 
 def _argv() -> list:
@@ -22,10 +24,15 @@ def _argv() -> list:
 
 
 def _run() -> int:
+    # Blender's own SIGINT handler ignores the first Ctrl-C in background mode and exits 2 (the
+    # bad-input code) on the second; Python's raises KeyboardInterrupt, which main() turns into 130.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         from skin_audit.cli import main
 
         return main(_argv())
+    except KeyboardInterrupt:  # before main() installed its own handler
+        return EXIT_INTERRUPTED
     except Exception:  # a bug, not bad input: show it and fail loudly
         traceback.print_exc()
         return EXIT_INTERNAL

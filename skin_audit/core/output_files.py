@@ -39,17 +39,32 @@ def write_all(folder: str | os.PathLike[str], files: Mapping[str, str]) -> list[
     except OSError as exc:
         raise InputError(f"cannot write in output folder {str(out)!r}: {exc}") from exc
     written: list[Path] = []
+    previous: dict[Path, Path] = {}
     try:
         for name, text in files.items():
             (staging / name).write_text(text, encoding="utf-8")
         for name in files:
-            os.replace(staging / name, out / name)
-            written.append(out / name)
+            target = out / name
+            if target.is_file():
+                # Keep what is replaced until the whole set is in place: a failure or Ctrl-C puts it back.
+                kept = staging / f".previous-{name}"
+                try:
+                    os.link(target, kept)
+                except OSError:
+                    shutil.copy2(target, kept)
+                previous[target] = kept
+            os.replace(staging / name, target)
+            written.append(target)
         return written
-    except OSError as exc:
-        # Take back what was already moved so no partial set is left.
+    except (OSError, KeyboardInterrupt) as exc:
+        # Take back what was already moved so no partial set is left, and restore what it replaced.
         for path in written:
-            path.unlink(missing_ok=True)
+            if path in previous:
+                os.replace(previous[path], path)
+            else:
+                path.unlink(missing_ok=True)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
         raise InputError(f"cannot write the outputs in {str(out)!r}: {exc}") from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -105,3 +105,15 @@ STRAY_WELD_RELATIVE = 1e-6
 def float32_tolerance(size: float) -> float:
     """Absolute tolerance for Blender-vs-numpy positions on a mesh of ``size``."""
     return FLOAT32_RELATIVE * max(float(size), 1.0)
+
+# ------------------------------------------------------------ hostile input (issue 8)
+
+#: An object transform whose smallest singular value is below this fraction of its largest
+#: collapses an axis below float32 resolution (scale 0 included): it cannot be inverted, so
+#: the mesh cannot be taken into armature space and the file is refused, not audited.
+SINGULAR_TRANSFORM_RELATIVE = 1e-7
+
+#: An armature scale (largest singular value of its 3x3) outside [1/x, x] is named as a
+#: drift cause: Blender composes it in float32 with the mesh's inverse transform and loses
+#: the mesh to rounding long before float32 overflows.
+EXTREME_SCALE = 1e6

@@ -21,6 +21,7 @@ from ..blender.run import audit_scene
 from ..blender.run.audit_files import make_report
 from ..blender.run.twist_run import run_twist_experiment
 from ..blender.show import heatmap, pose_preview, selection
+from ..core.audit.finite import finite_audit
 from ..core.audit.options import AuditOptions
 from ..core.audit.report import FileAudit
 from ..core.errors import InputError, SkinAuditError
@@ -104,9 +105,12 @@ def run_audit(context: bpy.types.Context, settings: SkinAuditSettings) -> state.
         if not meshes:
             raise InputError("nothing to audit: select a mesh with an Armature modifier, or its armature")
         with progress(context) as step:
-            audits = audit_scene.audit_meshes(context, meshes, options, progress=step)
-    except SkinAuditError as exc:
-        state.set_audit_result(scene_name, state.AuditResult(options=options, error=str(exc)))
+            audits = tuple(finite_audit(a) for a in audit_scene.audit_meshes(context, meshes, options,
+                                                                          progress=step))
+    except Exception as exc:  # the panel shows every failure, a bug of ours too; the operator reports it
+        message = str(exc) if isinstance(exc, SkinAuditError) else \
+            f"internal error (a skin_audit bug; please report it): {type(exc).__name__}: {exc}"
+        state.set_audit_result(scene_name, state.AuditResult(options=options, error=message))
         raise
     result = state.AuditResult(meshes=audits, options=options)
     state.set_audit_result(scene_name, result)

@@ -48,6 +48,33 @@ def _cancel(op: bpy.types.Operator, exc: SkinAuditError) -> set[str]:
     return {"CANCELLED"}
 
 
+def _never_raises(cls: type) -> type:
+    """Wrap ``cls.execute`` so a bug of ours is a message in the panel, never a traceback.
+
+    Each execute catches the project's own errors itself; anything else is a skin_audit bug:
+    its traceback goes to the console, the user gets one line and the operator cancels (the
+    sandbox copies are context managers, so the scene is as before).
+    """
+    run = cls.execute
+
+    def execute(self, context):
+        try:
+            return run(self, context)
+        except Exception as exc:  # never let a panel button raise
+            import traceback
+
+            from ..core.input_guard import one_line
+
+            traceback.print_exc()
+            self.report({"ERROR"}, f"skin_audit internal error (a bug; please report it): "
+                                   f"{type(exc).__name__}: {one_line(str(exc))}")
+            return {"CANCELLED"}
+
+    execute.__doc__ = run.__doc__
+    cls.execute = execute
+    return cls
+
+
 def _report_finding(op: bpy.types.Operator, severity: str, message: str) -> None:
     # An ERROR report means "the operator failed" to Blender (a script calling it
     # gets a RuntimeError); a finding is a result, so it is at most a warning.
@@ -308,3 +335,5 @@ CLASSES = (
     SKIN_AUDIT_OT_clear_heatmap,
     SKIN_AUDIT_OT_export_report,
 )
+for _cls in CLASSES:
+    _never_raises(_cls)

@@ -14,6 +14,7 @@ from ...core.audit.skinned_mesh import ArmatureModifierSettings, Bones, SkinnedM
 from ..sandbox import sandbox
 from .arrays import bone_hierarchy, flags, matrices, matrix, mesh_positions, pose_matrices
 from .rig_links import bone_links
+from .sanity import require_auditable
 from .weights import group_weights
 
 _AXES = ("x", "y", "z")
@@ -104,6 +105,7 @@ def extract(
     measure_drift: bool = True,
 ) -> SkinnedMesh:
     """Everything the audit needs about ``obj`` deformed by ``mod``."""
+    require_auditable(obj, mod)
     arm = mod.object
     mods = list(obj.modifiers)
     others = {m.object for m in mods if m.type == "ARMATURE" and m is not mod and m.object is not None

@@ -40,7 +40,11 @@ def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier) -> Spot
                 for con in pb.constraints:
                     con.mute = True
             mesh = box.copy_object(obj)
-            trim_after(mesh, list(obj.modifiers).index(mod), arm)
+            position = list(obj.modifiers).index(mod)
+            trim_after(mesh, position, None)
+            # Only this modifier takes the test pose: an Armature modifier before it (even on the
+            # same armature) made the recomputation's input at the user's pose, and must again.
+            mesh.modifiers[position].object = arm
             names = [b.name for b in mod.object.data.bones]
             for pose in poses:
                 set_rest_channels(arm)

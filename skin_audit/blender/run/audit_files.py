@@ -16,10 +16,12 @@ from ... import __version__
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import AuditReport, FileAudit
 from ...core.errors import InputError, SkinAuditError
+from ...core.input_guard import INPUT_SUFFIXES
 from ..session import reset_to_empty_scene
+from .guarded import check_after_load, check_before_import, guarded_audit, read_error
 from .audit_scene import audit_rigs, missing_modifiers, skinned_meshes
 
-SUFFIXES = (".blend", ".glb", ".gltf", ".fbx")
+SUFFIXES = INPUT_SUFFIXES
 
 
 def expand_paths(paths: Iterable[str]) -> list[tuple[Path, str]]:
@@ -63,6 +65,7 @@ def load(path: Path) -> None:
     suffix = path.suffix.lower()
     if not os.access(path, os.R_OK):
         raise InputError(f"{path}: not readable")
+    check_before_import(path)
     try:
         with importer_output_to_stderr():
             if suffix == ".blend":
@@ -74,7 +77,8 @@ def load(path: Path) -> None:
                 reset_to_empty_scene()
                 bpy.ops.import_scene.fbx(filepath=str(path))
     except RuntimeError as exc:
-        raise InputError(f"{path}: cannot be read ({str(exc).strip()})") from exc
+        raise read_error(path, exc) from exc
+    check_after_load(path)
 
 def leave_edit_modes() -> None:
     """Bring objects a file was saved in Edit Mode back to Object Mode (the file is never saved).
@@ -120,8 +124,8 @@ def audit_paths(
     """Audit every file; a bad file is reported and the run goes on."""
     results = []
     for path, problem in expand_paths(paths):
-        result = FileAudit(str(path), "error", message=f"{path}: {problem}") if problem else \
-            audit_file(path, options, object_name)
+        result = FileAudit(str(path), "error", message=f"{path}: {problem}", error_kind="input") if problem \
+            else guarded_audit(audit_file, path, options, object_name)
         results.append(result)
         if progress is not None:
             progress(result)

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..findings import Finding, Severity
 from .armature_modifier import Recomputed, deform_both, recompute_blender
+from .drift_causes import UNEXPLAINED, rest_drift_causes
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .report import MeshAudit
 from .rig_audit import RIG_CODES, MissingModifier, RigAudit, audit_rig
@@ -29,7 +30,7 @@ RULE_CODES = frozenset({
     "engine-divergence", "multiple-root-bones", "no-deform-bones", "non-uniform-armature-scale",
     "negative-armature-scale", "preserve-volume-on", "bbones-on-deform-bones",
     "mesh-not-parented-to-armature", "not-reproduced", "dqs-order-sensitive", "non-finite-weights",
-    "negative-weights", "non-finite-positions", "non-finite-bone-matrices",
+    "negative-weights", "non-finite-positions", "non-finite-bone-matrices", "non-finite-result",
 }) | RIG_CODES
 
 #: How many offenders a message names.
@@ -237,12 +238,11 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
         drift = np.maximum(drift, rest_drift)
         moved = rest_drift > drift_tol
         if moved.any():
-            causes = [f"shape key '{k}'" for k in mesh.shape_keys_active] + \
-                     [f"modifier '{m}'" for m in mesh.modifiers_before]
+            causes = rest_drift_causes(mesh, moved)
             findings.append(_finding(
                 "bind-pose-drift", "ERROR",
                 f"with the armature at rest, {int(moved.sum())} vertices sit up to {rest_drift.max():.3g} "
-                f"from the modelled mesh; responsible: {', '.join(causes) or 'modifiers after the Armature'}",
+                f"from the modelled mesh; responsible: {', '.join(causes) or UNEXPLAINED}",
                 moved, max_drift=float(rest_drift.max()), causes=causes))
     if mesh.cleared_channel is not None:
         dev = np.abs(mesh.cleared_channel - np.eye(4)).max(axis=(1, 2))

@@ -56,6 +56,8 @@ class FileAudit:
     path: str
     status: str
     message: str = ""
+    #: For an 'error': 'input' (the file cannot be audited) or 'internal' (a bug of ours, exit 3).
+    error_kind: str = ""
     meshes: tuple[MeshAudit, ...] = ()
     rigs: tuple[RigAudit, ...] = ()
 
@@ -67,6 +69,8 @@ class FileAudit:
         out: dict[str, Any] = {"path": self.path, "status": self.status}
         if self.message:
             out["message"] = self.message
+        if self.error_kind:
+            out["error_kind"] = self.error_kind
         out["rigs"] = [r.to_dict() for r in self.rigs]
         out["meshes"] = [m.to_dict() for m in self.meshes]
         return out

@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""One hostile file never costs the run: checks before and after loading, and the
+guard around each file's audit.
+
+- before an import: a binary FBX's record structure is walked (core/fbx_check.py)
+  so a corrupt body is refused in milliseconds instead of costing the importer
+  tens of seconds and gigabytes;
+- after an import: a SIGINT the importer swallowed is raised again, and a .blend
+  whose linked libraries are missing is refused naming each library by path;
+- around the audit: any exception of ours becomes a one-line ``error`` entry
+  marked ``internal`` (exit 3 at the end), the run goes on, and every number in
+  the result is finite or null with a finding.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import bpy
+
+from ...core.audit.finite import finite_file_audit
+from ...core.audit.options import AuditOptions
+from ...core.audit.report import FileAudit
+from ...core.errors import InputError
+from ...core.fbx_check import fbx_structure_problem
+from ...core.input_guard import file_message, one_line
+from ...core.interrupt import raise_if_interrupted
+
+
+def check_before_import(path: Path) -> None:
+    """Refuse a file whose structure would send the importer into unbounded work."""
+    if path.suffix.lower() == ".fbx":
+        try:
+            problem = fbx_structure_problem(path)
+        except (OSError, ValueError) as exc:
+            problem = f"cannot be read ({exc})"
+        if problem:
+            raise InputError(f"{path}: corrupt FBX, not imported: {problem}")
+
+
+def missing_libraries() -> list[str]:
+    """Absolute paths of the open file's linked libraries that are missing on disk."""
+    out = []
+    for lib in bpy.data.libraries:
+        absolute = Path(bpy.path.abspath(lib.filepath, library=lib.library)).resolve()
+        if not absolute.is_file() or getattr(lib, "is_missing", False):
+            out.append(str(absolute))
+    return out
+
+
+def check_after_load(path: Path) -> None:
+    """After a load: an interrupt an importer swallowed stops the run; missing libraries are named."""
+    raise_if_interrupted()
+    if path.suffix.lower() != ".blend":
+        return
+    missing = missing_libraries()
+    if missing:
+        placeholders = sum(1 for coll in (bpy.data.objects, bpy.data.meshes, bpy.data.armatures)
+                           for i in coll if getattr(i, "is_missing", False))
+        raise InputError(f"{path}: linked librar{'y' if len(missing) == 1 else 'ies'} missing: "
+                         f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} "
+                         f"({placeholders} linked objects, meshes or armatures are empty placeholders); "
+                         "restore the library or make its data local, then audit")
+
+
+def read_error(path: Path, exc: BaseException) -> InputError:
+    """The importer's error (often a whole traceback) as one line naming the file."""
+    raise_if_interrupted()
+    return InputError(file_message(path, f"cannot be read ({one_line(str(exc))})"))
+
+
+def guarded_audit(audit_file: Callable[[Path, AuditOptions, str | None], FileAudit], path: Path,
+                  options: AuditOptions, object_name: str | None = None) -> FileAudit:
+    """``audit_file`` that always returns: an ``ok`` entry with finite numbers, or an ``error``
+    entry with one line naming the file (``error_kind`` 'internal' for a bug of ours)."""
+    try:
+        result = audit_file(path, options, object_name)
+    except Exception as exc:  # a bug of ours on this file: report it, keep the other files
+        raise_if_interrupted()
+        sys.stderr.write(f"skin_audit: internal error on {path}:\n{traceback.format_exc()}")
+        message = file_message(path, f"internal error (a skin_audit bug; please report it): "
+                                     f"{type(exc).__name__}: {one_line(str(exc))}")
+        return FileAudit(str(path), "error", message=message, error_kind="internal")
+    raise_if_interrupted()
+    if result.status != "ok":
+        return replace(result, message=file_message(path, result.message or "cannot be audited"),
+                       error_kind=result.error_kind or "input")
+    return finite_file_audit(result)
