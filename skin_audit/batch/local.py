@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Audit many files on this machine, each in a worker process with its own Blender.
+
+Worker processes (``subprocess``, not ``multiprocessing``): a worker is a plain
+``python -m skin_audit.batch.worker`` whose only link to the parent is two pipes, so
+whatever kills it (a segfault in Blender, SIGKILL, the out-of-memory killer, our own
+timeout) is seen as the pipe closing plus an exit status, and nothing of the parent's
+state (threads, locks, an imported Blender) is copied into it.  ``multiprocessing``
+with spawn would give the same isolation, but its pool has no per-task timeout, loses
+the whole pool on a dead worker (``BrokenProcessPool``) and pickles results.  One
+thread per worker only waits on its pipe; the work happens in the processes.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from .process import Outcome, WorkerConfig, WorkerProcess, to_file_audit
+
+#: Seconds between two redraws of the progress line.
+PROGRESS_INTERVAL_SECONDS = 0.5
+
+
+def default_jobs(files: int) -> int:
+    """One worker per core when there is more than one file, never more workers than files."""
+    return max(1, min(os.cpu_count() or 1, files))
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """A batch run: the per-file audits in input order and what the run cost."""
+
+    files: tuple[Any, ...]
+    blender_version: str
+    jobs: int
+    seconds: float
+    #: Each worker start (Python, Blender and skin_audit imports), seconds.
+    startup_seconds: tuple[float, ...] = ()
+    #: Each file audited in a worker (its load and audit), seconds.
+    audit_seconds: tuple[float, ...] = ()
+    #: Files lost to a worker, by reason ('signal', 'exit', 'timeout', 'memory', 'internal', 'start', 'lost').
+    worker_failures: Mapping[str, int] = field(default_factory=dict)
+
+    def summary_line(self) -> str:
+        errors = sum(fa.status != "ok" for fa in self.files)
+        lost = ", ".join(f"{n} {reason}" for reason, n in sorted(self.worker_failures.items()))
+        start = (f"; worker start {sum(self.startup_seconds) / len(self.startup_seconds):.2f} s "
+                 f"x {len(self.startup_seconds)}") if self.startup_seconds else ""
+        audit = (f", audit {sum(self.audit_seconds) / len(self.audit_seconds):.2f} s per file"
+                 if self.audit_seconds else "")
+        return (f"skin_audit: {len(self.files)} file(s) in {self.seconds:.1f} s with {self.jobs} worker(s): "
+                f"{len(self.files) - errors} ok, {errors} error(s)"
+                + (f" (worker lost on {lost})" if lost else "") + start + audit)
+
+
+class Progress:
+    """Files done, failures so far and time left, redrawn on one stderr line (terminals only)."""
+
+    def __init__(self, total: int, stream: TextIO) -> None:
+        self.total, self.stream = total, stream
+        self.live = bool(getattr(stream, "isatty", lambda: False)())
+        self.done = self.failed = 0
+        self.started = time.monotonic()
+        self._drawn = 0.0
+
+    def update(self, failed: bool) -> None:
+        self.done += 1
+        self.failed += failed
+        now = time.monotonic()
+        if self.live and (now - self._drawn >= PROGRESS_INTERVAL_SECONDS or self.done == self.total):
+            self._drawn = now
+            left = (now - self.started) / self.done * (self.total - self.done)
+            self.stream.write(f"\r\x1b[K{self.done}/{self.total} files, {self.failed} failed, "
+                              f"about {_duration(left)} left")
+            self.stream.flush()
+
+    def finish(self, line: str) -> None:
+        self.stream.write(("\r\x1b[K" if self.live else "") + line + "\n")
+        self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
+
+
+def expand(paths: Iterable[str]) -> list[tuple[str, str]]:
+    """(path, problem) for each file to audit, exactly as the in-process run lists them."""
+    from ..blender.run.audit_files import expand_paths
+
+    return [(str(path), problem) for path, problem in expand_paths(paths)]
+
+
+def unusable(path: str, options: Any) -> Any:
+    """The in-process run's entry for a path that is no file to audit (missing, empty folder...).
+
+    ``audit_paths`` on that path lists it again and loads nothing, so the entry is the
+    in-process one to the letter.
+    """
+    from ..blender.run.audit_files import audit_paths
+
+    (result,) = audit_paths([path], options)
+    return result
+
+
+def audit_paths_parallel(
+    paths: Iterable[str], options: Any, object_name: str | None = None, *,
+    jobs: int | None = None, file_timeout: float | None = None, file_memory_mb: int | None = None,
+    command: tuple[str, ...] | None = None, stream: TextIO | None = None,
+) -> BatchResult:
+    """Audit every file in ``jobs`` worker processes; results in input order.
+
+    ``options`` is an ``AuditOptions``.  A file whose worker dies or passes
+    ``file_timeout`` seconds gets ``status: "error"`` with the reason and the run goes
+    on with a fresh worker.  ``command`` replaces the worker command (tests).  Progress
+    goes to ``stream`` (stderr) when it is a terminal, and a summary line always.
+    """
+    stream = sys.stderr if stream is None else stream
+    began = time.monotonic()
+    entries = expand(paths)
+    results: list[Any] = [unusable(path, options) if problem else None for path, problem in entries]
+    todo = [(i, path) for i, (path, problem) in enumerate(entries) if not problem]
+    jobs = max(1, min(jobs or default_jobs(len(todo)), len(todo) or 1))
+    config = WorkerConfig(options=options.to_dict(), object_name=object_name, memory_mb=file_memory_mb,
+                          command=command)
+    progress = Progress(len(entries), stream)
+    for fa in results:
+        if fa is not None:
+            progress.update(True)
+
+    log_lock = threading.Lock()
+
+    def log(text: str) -> None:
+        with log_lock:
+            stream.write(("\r\x1b[K" if progress.live else "") + text)
+            stream.flush()
+
+    work: queue.SimpleQueue[tuple[int, str] | None] = queue.SimpleQueue()
+    for item in todo:
+        work.put(item)
+    done: queue.SimpleQueue[tuple[int, Outcome]] = queue.SimpleQueue()
+    workers = [WorkerProcess(config, log) for _ in range(jobs if todo else 0)]
+
+    def run(worker: WorkerProcess) -> None:
+        while True:
+            try:
+                item = work.get_nowait()
+            except queue.Empty:
+                return
+            if item is None:
+                return
+            index, path = item
+            done.put((index, worker.audit(path, file_timeout)))
+
+    threads = [threading.Thread(target=run, args=(w,), name=f"skin_audit-worker-{n}", daemon=True)
+               for n, w in enumerate(workers)]
+    failures: Counter[str] = Counter()
+    seconds: list[float] = []
+    try:
+        for t in threads:
+            t.start()
+        for _ in range(len(todo)):
+            index, outcome = done.get()
+            fa = to_file_audit(outcome)
+            results[index] = fa
+            if outcome.reason:
+                failures[outcome.reason] += 1
+            if outcome.reason not in ("start", "timeout"):
+                seconds.append(outcome.seconds)
+            progress.update(fa.status != "ok")
+    except BaseException:
+        # An interrupt: no new file starts, running workers are killed, the caller reports it.
+        while True:
+            try:
+                work.get_nowait()
+            except queue.Empty:
+                break
+        for w in workers:
+            w.kill()
+        raise
+    finally:
+        for t in threads:
+            t.join()
+        for w in workers:
+            w.stop()
+    versions = sorted({w.blender_version for w in workers if w.blender_version})
+    result = BatchResult(
+        files=tuple(results), blender_version=", ".join(versions) or _own_blender_version(), jobs=jobs,
+        seconds=time.monotonic() - began, startup_seconds=tuple(s for w in workers for s in w.startups),
+        audit_seconds=tuple(seconds), worker_failures=dict(failures))
+    progress.finish(result.summary_line())
+    return result
+
+
+def _own_blender_version() -> str:
+    import bpy
+
+    return str(bpy.app.version_string)
