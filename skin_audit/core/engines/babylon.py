@@ -91,6 +91,7 @@ from ..findings import Finding
 from ..gltf.animation import Sampler, find_animation, read_sampler, sample
 from ..gltf.document import NORMALISATION_SCALE, GltfDocument, read_accessor
 from ..gltf.skin import SkinnedPrimitive, joint_matrices, pose_at, skinned_primitives
+from ..tolerances import BABYLON_SAME_POSITION_RELATIVE, BABYLON_WEIGHT_SUM_SLACK
 
 TARGET = "babylon"
 BABYLON_VERSION = "9.35.0"
@@ -106,15 +107,9 @@ CPU_GPU_DIFFER = "babylon-cpu-gpu-differ"
 SHAPE_KEYS_IGNORED_ON_CPU = "babylon-shape-keys-ignored-on-cpu"
 FINDING_CODES = (VANISHING_VERTICES, UNNORMALISED_GPU_SHADING, CPU_GPU_DIFFER, SHAPE_KEYS_IGNORED_ON_CPU)
 
-# Tolerances of this module (kept here until the tolerances module has an engines
-# section): relative to the mesh size, float32 engines against a float64 model.
-#: A vertex whose weight sum differs from 1 by more than this shades off its drawn
-#: position. Float32 weights honestly miss 1 by about 2e-7; 2e-3 ignores that and flags
-#: anything a user put there.
-WEIGHT_SUM_SLACK = 2e-3
-#: Two positions of the same vertex count as the same when they agree to this fraction
-#: of the mesh size (float32 engine arithmetic: about 1e-7 measured).
-SAME_POSITION_RELATIVE = 1e-5
+# Tolerances (skin_audit/core/tolerances.py, "Babylon.js target" section).
+WEIGHT_SUM_SLACK = BABYLON_WEIGHT_SUM_SLACK
+SAME_POSITION_RELATIVE = BABYLON_SAME_POSITION_RELATIVE
 #: Vertex indices listed per finding in the message (the finding keeps them all).
 WORST_LISTED = 5
 
