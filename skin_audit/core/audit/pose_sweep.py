@@ -89,7 +89,7 @@ def pose_channel(mesh: SkinnedMesh, pose: SweepPose) -> F64:
     """(J, 4, 4) skinning matrices with only ``pose.bone`` turned, through the hierarchy."""
     local = np.broadcast_to(np.eye(4), mesh.bones.rest.shape).copy()
     local[pose.bone] = rotation(pose.axis, np.radians(pose.degrees))
-    return posed_channels(mesh.bones, local)
+    return posed_channels(mesh.bones, local, moved=(pose.bone,))
 
 
 def _keep_lower(best: F64, best_pose: NDArray[np.intp], index: NDArray[np.intp], values: F64,

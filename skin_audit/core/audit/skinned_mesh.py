@@ -11,9 +11,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
-from ..maths.affine import local_from_world
+from ..maths.affine import hierarchy_levels, local_from_world, parent_first_order
+from ..maths.bbone import RigBBone
 
 F64 = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class HierarchyWalk:
+    """How to walk a bone tree parent-first: computed once per armature, used by every test pose."""
+
+    order: NDArray[np.intp]  # (J,) bone indices, parents first
+    parents: tuple[int, ...]  # parent of each, as a position in ``order``
+    levels: tuple[NDArray[np.intp], ...]  # positions in ``order`` by depth
+    own_rotation: NDArray[np.bool_]  # (J,) in ``order``: Inherit Rotation off (not for roots)
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,9 @@ class Bones:
     limits: tuple[tuple[tuple[float, float] | None, ...], ...] = ()
     #: (J,) Bone.use_inherit_rotation; empty means every bone inherits.
     inherit_rotation: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: Per bone, its B-Bone record (None for a plain bone); empty means B-Bones were not read,
+    #: and their vertices are then not reproduced.
+    bbones: tuple[RigBBone | None, ...] = ()
     #: Per bone, the other bones whose pose its constraints or drivers read (the rig moves it
     #: from them: twist bones, Rigify's DEF bones); empty means no links were read.
     driven_by: tuple[tuple[str, ...], ...] = ()
@@ -63,6 +77,17 @@ class Bones:
     def local_rest(self) -> F64:
         """(J, 4, 4) each bone's rest matrix relative to its parent's (its own for a root)."""
         return local_from_world(self.rest, self.parents)
+
+    @cached_property
+    def walk(self) -> HierarchyWalk:
+        """The bones in parent-first order, their parents in that order and its depth levels (cached)."""
+        order = parent_first_order(self.parents)
+        position = np.empty(len(self.parents), dtype=np.intp)
+        position[order] = np.arange(len(order))
+        parents = tuple(-1 if self.parents[j] < 0 else int(position[self.parents[j]]) for j in order)
+        inherits = self.inherit_rotation if len(self.inherit_rotation) else np.ones(len(self.parents), dtype=bool)
+        own = np.array([self.parents[j] >= 0 and not inherits[j] for j in order], dtype=bool)
+        return HierarchyWalk(np.asarray(order, dtype=np.intp), parents, tuple(hierarchy_levels(parents)), own)
 
     @cached_property
     def rest_inverse(self) -> F64:

@@ -4,12 +4,13 @@ never by posing the user's armature: ``G_child = G_parent L_child``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..maths.affine import evaluate_hierarchy, parent_first_order, rotation
+from ..maths.affine import evaluate_hierarchy, rotation
 from .skinned_mesh import Bones
 
 F64 = NDArray[np.float64]
@@ -24,7 +25,7 @@ class StressPose:
     channel: F64  # (J, 4, 4) skinning matrices of the pose, armature space
 
 
-def posed_channels(bones: Bones, local_rotations: F64) -> F64:
+def posed_channels(bones: Bones, local_rotations: F64, moved: Sequence[int] | None = None) -> F64:
     """Skinning matrices when each bone turns by ``local_rotations[j]`` in its own rest frame.
 
     Parameters
@@ -32,24 +33,50 @@ def posed_channels(bones: Bones, local_rotations: F64) -> F64:
     bones : Bones
     local_rotations : (J, 4, 4) float64
         Rotation of each bone about its head, in its rest frame (identity = rest).
+    moved : sequence of int, optional
+        The only bones whose rotation is not the identity.  Then only their subtrees are
+        walked; every other bone sits at rest and its channel is exactly the identity
+        (the pose sweep turns one bone at a time).
 
     Returns
     -------
     (J, 4, 4) float64, ``G_j B_j^-1``
     """
+    if moved is not None:
+        return _subtree_channels(bones, local_rotations, moved)
     rest = bones.rest
-    inherits = bones.inherit_rotation if len(bones.inherit_rotation) else np.ones(len(rest), dtype=bool)
-    order = parent_first_order(bones.parents)
-    position = np.empty(len(rest), dtype=np.intp)
-    position[order] = np.arange(len(order))
-    parents = [-1 if bones.parents[j] < 0 else int(position[bones.parents[j]]) for j in order]
+    walk = bones.walk
+    order = walk.order
     # Inherit Rotation off: the head still follows the parent, the frame keeps its rest orientation.
     fixed = np.full((len(rest), 3, 3), np.nan)
-    own = np.array([bones.parents[j] >= 0 and not inherits[j] for j in order], dtype=bool)
-    fixed[own] = (rest[order] @ local_rotations[order])[own, :3, :3]
+    fixed[walk.own_rotation] = (rest[order] @ local_rotations[order])[walk.own_rotation, :3, :3]
     world = np.empty_like(rest)
-    world[order] = evaluate_hierarchy(bones.local_rest[order] @ local_rotations[order], parents, fixed)
+    world[order] = evaluate_hierarchy(bones.local_rest[order] @ local_rotations[order], walk.parents, fixed,
+                                      walk.levels)
     out: F64 = world @ bones.rest_inverse
+    return out
+
+
+def _subtree_channels(bones: Bones, local_rotations: F64, moved: Sequence[int]) -> F64:
+    """``posed_channels`` walking only the subtrees of ``moved``: the same products, bone by bone."""
+    rest = bones.rest
+    inherits = bones.inherit_rotation if len(bones.inherit_rotation) else np.ones(len(rest), dtype=bool)
+    affected = np.zeros(len(rest), dtype=bool)
+    affected[list(moved)] = True
+    world = rest.copy()
+    out = np.broadcast_to(np.eye(4), rest.shape).copy()
+    local = bones.local_rest
+    for j in bones.walk.order:
+        p = bones.parents[j]
+        if not affected[j]:
+            if p < 0 or not affected[p]:
+                continue
+            affected[j] = True
+        parent_world = np.eye(4) if p < 0 else world[p]
+        world[j] = parent_world @ local[j] @ local_rotations[j]
+        if p >= 0 and not inherits[j]:
+            world[j][:3, :3] = (rest[j] @ local_rotations[j])[:3, :3]
+        out[j] = world[j] @ bones.rest_inverse[j]
     return out
 
 

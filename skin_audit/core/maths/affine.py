@@ -180,8 +180,14 @@ def parent_first_order(parents: Sequence[int]) -> list[int]:
     return order
 
 
+#: Measured: a batched product per depth level costs about as much as 15 single products, so a
+#: tree with more levels than joints / 15 is walked joint by joint.
+SEQUENTIAL_DEPTH_RATIO = 15
+
+
 def evaluate_hierarchy(
-    local: ArrayLike, parents: Sequence[int], fixed_rotation: ArrayLike | None = None
+    local: ArrayLike, parents: Sequence[int], fixed_rotation: ArrayLike | None = None,
+    levels: Sequence[NDArray[np.intp]] | None = None,
 ) -> F64:
     """World matrices from local ones: ``G_root = L_root``, ``G_child = G_parent L_child``.
 
@@ -214,19 +220,43 @@ def evaluate_hierarchy(
         raise ShapeError(f"fixed rotations: expected shape ({m.shape[0]}, 3, 3), got {fixed.shape}")
     keep = np.zeros(m.shape[0], dtype=bool) if fixed is None else np.isfinite(fixed).all(axis=(1, 2))
     world = np.empty_like(m)
+    par = np.asarray(parents, dtype=np.intp)
+    levels = hierarchy_levels(parents) if levels is None else levels
+    if len(levels) * SEQUENTIAL_DEPTH_RATIO > len(par):
+        # A deep, thin tree: one product per joint costs less than one batch per level.
+        for j, p in enumerate(par):
+            world[j] = m[j] if p < 0 else world[p] @ m[j]
+            if keep[j] and fixed is not None:
+                world[j, :3, :3] = fixed[j]
+        return world
+    # One batched product per depth level: every parent's world matrix is ready before its children's.
+    for level in levels:
+        roots = par[level] < 0
+        world[level[roots]] = m[level[roots]]
+        inner = level[~roots]
+        if inner.size:
+            world[inner] = world[par[inner]] @ m[inner]
+        kept = level[keep[level]]
+        if kept.size and fixed is not None:
+            world[kept, :3, :3] = fixed[kept]
+    return world
+
+
+def hierarchy_levels(parents: Sequence[int]) -> list[NDArray[np.intp]]:
+    """Joint indices grouped by depth (roots first), after checking every parent comes before its child."""
+    depth = np.zeros(len(parents), dtype=np.intp)
     for j, p in enumerate(parents):
         if p == -1:
-            world[j] = m[j]
-        elif 0 <= p < j:
-            world[j] = world[p] @ m[j]
-        else:
+            continue
+        if not 0 <= p < j:
             raise HierarchyError(
                 f"joint {j} has parent {p}; parents must be -1 or an earlier joint "
                 "(order joints parent-first)"
             )
-        if keep[j] and fixed is not None:
-            world[j, :3, :3] = fixed[j]
-    return world
+        depth[j] = depth[p] + 1
+    order = np.argsort(depth, kind="stable")
+    cuts = np.flatnonzero(np.diff(depth[order])) + 1
+    return [np.asarray(c, dtype=np.intp) for c in np.split(order, cuts)] if len(order) else []
 
 
 def local_from_world(world: F64, parents: Sequence[int]) -> F64:
