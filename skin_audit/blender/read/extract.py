@@ -13,6 +13,7 @@ import numpy as np
 from ...core.audit.skinned_mesh import ArmatureModifierSettings, Bones, SkinnedMesh
 from ..sandbox import sandbox
 from .arrays import bone_hierarchy, flags, matrices, matrix, mesh_positions, pose_matrices
+from .bbones import read_bbones
 from .rig_links import bone_links
 from .sanity import require_auditable
 from .weights import group_weights
@@ -40,6 +41,8 @@ def read_bones(arm_eval: bpy.types.Object) -> Bones:
     n = len(bones)
     segments = np.zeros(n, dtype=np.int32)
     bones.foreach_get("bbone_segments", segments)
+    use_deform = flags(bones, "use_deform")
+    channel = pose_matrices(arm_eval, names, "matrix_channel")
     heads = np.zeros(n * 3, dtype=np.float32)
     tails = np.zeros(n * 3, dtype=np.float32)
     bones.foreach_get("head_local", heads)
@@ -47,10 +50,11 @@ def read_bones(arm_eval: bpy.types.Object) -> Bones:
     return Bones(
         names=names,
         parents=parents,
-        use_deform=flags(bones, "use_deform"),
+        use_deform=use_deform,
         rest=matrices(bones, "matrix_local"),
-        channel=pose_matrices(arm_eval, names, "matrix_channel"),
+        channel=channel,
         bbone_segments=segments.astype(np.int_),
+        bbones=read_bbones(arm_eval, names, channel, use_deform),
         use_envelope_multiply=flags(bones, "use_envelope_multiply"),
         heads=heads.reshape(-1, 3).astype(np.float64),
         tails=tails.reshape(-1, 3).astype(np.float64),
@@ -179,7 +183,9 @@ def extract(
                            "reproduced")
     if not hidden:
         bones = read_bones(arm_eval)
-    bbones = [bones.names[j] for j in np.flatnonzero((bones.bbone_segments > 1) & bones.use_deform)]
+    # B-Bones are recomputed from their segments; only bones whose segments were not read are left out.
+    read = np.array([b is not None for b in bones.bbones] or [False] * len(bones.names), dtype=bool)
+    bbones = [bones.names[j] for j in np.flatnonzero((bones.bbone_segments > 1) & bones.use_deform & ~read)]
     if bbones:
         unsupported.append(f"B-Bone segments on {len(bbones)} deform bones ({', '.join(bbones[:5])}): "
                            "their vertices are not compared")

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
+from ..maths import bbone as bb
 from ..maths.affine import apply_affine
 from ..maths.quaternions import (
     matrix_to_quaternion,
@@ -114,6 +115,17 @@ def accumulate_dual(co: F64, columns: list[tuple[int, NDArray[np.intp], F64]], m
     flipped = np.zeros(v, dtype=bool)
     cache: dict[int, BoneDualQuaternion] = {}
     for bone, idx, w in columns:
+        if _rig_bbone(mesh, bone) is not None:
+            # A B-Bone adds two joints' dual quaternions per vertex (armature_deform.cc, b_bone_deform).
+            quats, index, blend = _bbone_dual(mesh, bone, co[idx])
+            # vc,vc->v: whether either joint falls in the other hemisphere of the running sum.
+            flip = ((np.einsum("vc,vc->v", real[idx], quats.real[index]) < 0.0)
+                    | (np.einsum("vc,vc->v", real[idx], quats.real[index + 1]) < 0.0))
+            real[idx], trans[idx] = bb.accumulate_bbone_dual(real[idx], trans[idx], co[idx], w, index, blend, quats)
+            contrib[idx] += w
+            flipped[idx] |= flip
+            count[idx] += 1
+            continue
         dq = cache.get(bone) or cache.setdefault(
             bone, blender_dual_quaternion(mesh.bones.rest[bone], mesh.bones.channel[bone]))
         q = np.broadcast_to(dq.real, (len(idx), 4))
@@ -131,6 +143,47 @@ def accumulate_dual(co: F64, columns: list[tuple[int, NDArray[np.intp], F64]], m
         flipped[idx] |= flip
         count[idx] += 1
     return DualAccumulation(real, trans, contrib, flipped & (count >= 3))
+
+
+def _rig_bbone(mesh: SkinnedMesh, bone: int) -> bb.RigBBone | None:
+    """The bone's B-Bone record (None for a plain bone, or when B-Bones were not read)."""
+    bbones = mesh.bones.bbones
+    return bbones[bone] if bbones else None
+
+
+def _bbone_deform(mesh: SkinnedMesh, bone: int) -> tuple[bb.RigBBone, F64]:
+    """The B-Bone's record and its joints' armature-space deform matrices at the mesh's pose."""
+    rb = _rig_bbone(mesh, bone)
+    assert rb is not None
+    pose_seg = bb.rig_pose_segments(rb, bone, mesh.bones.channel, mesh.bones.rest)
+    return rb, bb.bbone_deform_matrices(mesh.bones.rest[bone], mesh.bones.channel[bone], rb.rest_segments, pose_seg)
+
+
+def _bbone_dual(mesh: SkinnedMesh, bone: int, co: F64
+                ) -> tuple[bb.SegmentDualQuaternions, NDArray[np.intp], F64]:
+    rb, deform = _bbone_deform(mesh, bone)
+    quats = bb.segment_dual_quaternions(mesh.bones.rest[bone], rb.rest_segments, deform)
+    co_bone = apply_affine(mesh.bones.rest_inverse[bone], co)
+    index, blend = bb.segment_index_and_blend(co_bone, rb.spline.length, rb.rest_segments, rb.spline.mapping_mode)
+    return quats, index, blend
+
+
+def bbone_correction(mesh: SkinnedMesh, co: F64) -> F64:
+    """(V, 3) armature-space ``sum_j w_j (M_j(v) co - C_j co)`` over B-Bone groups: what the
+    B-Bones' segments add to the plain-bone blend (zero without B-Bones)."""
+    out = np.zeros_like(co)
+    for bone, idx, w in mesh.deform_columns:
+        if _rig_bbone(mesh, bone) is None:
+            continue
+        rb, deform = _bbone_deform(mesh, bone)
+        p = co[idx]
+        co_bone = apply_affine(mesh.bones.rest_inverse[bone], p)
+        index, blend = bb.segment_index_and_blend(co_bone, rb.spline.length, rb.rest_segments,
+                                                  rb.spline.mapping_mode)
+        m = bb.blended_segment_matrices(index, blend, deform) - mesh.bones.channel[bone]
+        # vij,vj->vi: each vertex's segment blend minus the plain bone, applied to the vertex.
+        out[idx] += w[:, None] * (np.einsum("vij,vj->vi", m[:, :3, :3], p) + m[:, :3, 3])
+    return out
 
 
 def finish_dual(co: F64, acc: DualAccumulation, factor: F64) -> F64:
@@ -244,7 +297,12 @@ def deform_both(mesh: SkinnedMesh, channel: F64 | None = None, max_influences: i
         sensitive = dual.order_sensitive
     else:
         moved = s > tolerances.BLENDER_MIN_CONTRIB
-        out = co + disp * np.where(moved, factor / np.where(moved, s, 1.0), 0.0)[:, None]
+        blender_disp = disp
+        if mesh.bones.bbones:
+            # B-Bones blend their segments; engines flatten them to plain bones (``disp``).
+            posed = _with_channel(mesh, channel)
+            blender_disp = disp + bbone_correction(posed, mesh.rest_armature) @ back[:3, :3].T
+        out = co + blender_disp * np.where(moved, factor / np.where(moved, s, 1.0), 0.0)[:, None]
     rec = Recomputed(out, s, flat.count, sensitive)
     if max_influences is None:
         return rec, None

@@ -145,7 +145,9 @@ def _unsupported_vertices(mesh: SkinnedMesh, rec: Recomputed) -> NDArray[np.bool
     """Vertices whose deformation uses a feature the recomputation leaves out."""
     skip = rec.order_sensitive.copy()
     bones = mesh.deform_groups()
-    special = (mesh.bones.bbone_segments > 1) | mesh.bones.use_envelope_multiply
+    # B-Bones are recomputed when their segments were read (Bones.bbones).
+    read = np.array([r is not None for r in mesh.bones.bbones] or [False] * len(mesh.bones.names), dtype=bool)
+    special = ((mesh.bones.bbone_segments > 1) & ~read) | mesh.bones.use_envelope_multiply
     for g, b in enumerate(bones):
         if b >= 0 and special[b]:
             skip |= mesh.weights[g] > 0

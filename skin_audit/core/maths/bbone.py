@@ -926,3 +926,49 @@ def vertex_matrices(co_armature: ArrayLike, bone: BBoneSpline, channel: ArrayLik
     index, blend = segment_index_and_blend(co_bone, bone.length, rest_segments, bone.mapping_mode)
     deform = bbone_deform_matrices(bone.rest, channel, rest_segments, pose_segments)
     return blended_segment_matrices(index, blend, deform)
+
+
+@dataclass(frozen=True)
+class RigBBone:
+    """One B-Bone of an armature as the audit keeps it.
+
+    ``prev_bone`` / ``next_bone`` index the armature's bone arrays (-1: no handle);
+    ``rest_segments`` / ``pose_segments`` (S + 1, 4, 4) are Blender's joint matrices
+    read at the extracted pose; ``channels`` (3, 4, 4) are the channel matrices of the
+    bone, its start and its end handle at that pose (identity where absent), so a pose
+    made in numpy is recognised as the extracted one or recomputed from the handles.
+    """
+
+    spline: BBoneSpline
+    pose_shape: BBoneShape
+    prev_bone: int
+    next_bone: int
+    rest_segments: F64
+    pose_segments: F64
+    channels: F64
+
+
+def rig_pose_segments(rig_bbone: RigBBone, bone: int, channel: ArrayLike, rest: ArrayLike) -> F64:
+    """(S + 1, 4, 4) joint matrices of a rig's B-Bone at the armature pose ``channel``.
+
+    Blender's own (read) matrices at the extracted pose; otherwise the curve recomputed
+    from the handles in numpy (the B-Bone's animated properties kept as read).
+
+    Parameters
+    ----------
+    rig_bbone : the B-Bone's record; ``bone`` its index in the armature's arrays
+    channel : (J, 4, 4) float64 every bone's channel matrix at the pose
+    rest : (J, 4, 4) float64 every bone's ``matrix_local``
+    """
+    chan = np.asarray(channel, dtype=np.float64)
+    rst = np.asarray(rest, dtype=np.float64)
+    used = [(slot, k) for slot, k in enumerate((bone, rig_bbone.prev_bone, rig_bbone.next_bone)) if k >= 0]
+    if all(np.array_equal(chan[k], rig_bbone.channels[slot]) for slot, k in used):
+        return rig_bbone.pose_segments
+
+    def pose(k: int) -> F64 | None:
+        return None if k < 0 else chan[k] @ rst[k]
+
+    spline = posed_spline(rig_bbone.spline, pose(rig_bbone.prev_bone), pose(rig_bbone.next_bone))
+    params = spline_parameters(spline, rest=False, pose=chan[bone] @ rst[bone], pose_shape=rig_bbone.pose_shape)
+    return spline_matrices(params)
