@@ -48,9 +48,6 @@ class Bones:
     #: Per bone, its B-Bone record (None for a plain bone); empty means B-Bones were not read,
     #: and their vertices are then not reproduced.
     bbones: tuple[RigBBone | None, ...] = ()
-    #: Per bone, its B-Bone record (None for a plain bone); empty means B-Bones were not read,
-    #: and their vertices are then not reproduced.
-    bbones: tuple[RigBBone | None, ...] = ()
     #: Per bone, the other bones whose pose its constraints or drivers read (the rig moves it
     #: from them: twist bones, Rigify's DEF bones); empty means no links were read.
     driven_by: tuple[tuple[str, ...], ...] = ()
