@@ -46,16 +46,16 @@ def meshes_for_context(context: bpy.types.Context) -> list[bpy.types.Object]:
 
 def _tied_armature(obj: bpy.types.Object, armatures: list[bpy.types.Object]) -> tuple[bpy.types.Object | None, str]:
     """The armature a mesh without an enabled Armature modifier belongs to, and why; (None, '') if none."""
-    if obj.parent is not None and obj.parent.type == "ARMATURE":
-        if obj.parent_type == "BONE":
-            return None, ""  # rigid on a bone: fine
-        if obj.parent_type == "OBJECT":
-            return obj.parent, f"is parented to armature '{obj.parent.name}'"
-        return None, ""  # 'ARMATURE' parenting deforms through Blender's virtual modifier
+    if obj.parent is not None and obj.parent.type == "ARMATURE" and obj.parent_type != "OBJECT":
+        # On a bone it is rigid by design; 'ARMATURE' parenting deforms through Blender's virtual modifier.
+        return None, ""
+    # A disabled modifier says most precisely what is wrong.
     disabled = [m for m in obj.modifiers if m.type == "ARMATURE"]
     for m in disabled:
         if m.object is not None and m.object.type == "ARMATURE":
             return m.object, f"has its Armature modifier '{m.name}' disabled in the viewport"
+    if obj.parent is not None and obj.parent.type == "ARMATURE":
+        return obj.parent, f"is parented to armature '{obj.parent.name}'"
     groups = {g.name for g in obj.vertex_groups}
     best = max(armatures, key=lambda a: len(groups.intersection(a.data.bones.keys())), default=None)
     if best is not None and groups.intersection(best.data.bones.keys()):
