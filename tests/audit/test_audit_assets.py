@@ -234,9 +234,14 @@ def test_no_bind_pose_drift_matches_blender(bpy, audited, rel):
     result = audited["results"][path]
     load(bpy, path)
     tolerance = AuditOptions().drift_relative
-    for obj, mod in own_skinned(bpy):
+    pairs = list(own_skinned(bpy))
+    # As many (mesh, modifier) pairs here as the audit reported: none dropped, none checked twice.
+    assert len(pairs) == len(result.meshes) > 0, (rel, [o.name for o, _ in pairs])
+    checked = 0
+    for obj, mod in pairs:
         if obj.mode == "EDIT":
             continue  # its evaluated mesh is empty in this session (see the Edit Mode test)
+        checked += 1
         audit = next(m for m in result.meshes if m.object == obj.name)
         modelled = own_positions(obj.data)
         arm = mod.object
@@ -257,6 +262,7 @@ def test_no_bind_pose_drift_matches_blender(bpy, audited, rel):
         assert drift <= tolerance * size, (rel, obj.name, drift)
         assert "bind-pose-drift" not in findings_by_code(audit)
         assert audit.metrics["max_bind_drift"] <= tolerance * size
+    assert checked >= 1, rel
 
 
 @on_blender42
@@ -269,9 +275,11 @@ def test_recomputation_matches_blenders_evaluated_mesh(bpy, assets, rel):
 
     load(bpy, assets / rel)
     depsgraph = bpy.context.evaluated_depsgraph_get()
+    checked = 0
     for obj, mod in own_skinned(bpy):
         if obj.mode == "EDIT":
             continue  # its evaluated mesh is empty in this session (see the Edit Mode test)
+        checked += 1
         rec = recompute_blender(extract(obj, mod, depsgraph, measure_drift=False))
         evaluated = own_positions(obj.evaluated_get(depsgraph).data)
         modelled = own_positions(obj.data)
@@ -290,6 +298,7 @@ def test_recomputation_matches_blenders_evaluated_mesh(bpy, assets, rel):
                 total += w[:, g]
         own = apply(np.linalg.inv(to_arm), out / total[:, None])
         assert np.abs(own - evaluated).max() <= SKINNING_MATCH_RELATIVE * size, (rel, obj.name)
+    assert checked >= 1, rel  # a file with nothing compared proves nothing
 
 
 def test_mesh_saved_in_edit_mode_is_compared(audited):
