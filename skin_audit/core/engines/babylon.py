@@ -88,8 +88,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ShapeError
 from ..findings import Finding
-from ..gltf.animation import Sampler, find_animation, read_sampler, sample
-from ..gltf.document import NORMALISATION_SCALE, GltfDocument, read_accessor
+from ..gltf.document import NORMALISATION_SCALE, GltfDocument
+from ..gltf.morph import morph_weights
 from ..gltf.skin import SkinnedPrimitive, joint_matrices, pose_at, skinned_primitives
 from ..tolerances import BABYLON_SAME_POSITION_RELATIVE, BABYLON_WEIGHT_SUM_SLACK
 
@@ -451,44 +451,6 @@ def babylon_pose(doc: GltfDocument, clip: str | int | None = None, time: float |
     return pose_at(doc, clip, time, "babylon", "as_stored").world
 
 
-def morph_targets(
-    doc: GltfDocument, prim: SkinnedPrimitive, clip: str | int | None = None, time: float | None = None
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """A primitive's morph target displacements and Babylon's influences at the pose.
-
-    Influences: the node's ``weights``, else the mesh's, else 0 (the loader's
-    ``_createMorphTargets``), replaced by a ``weights`` channel of the clip (lerp or step).
-
-    Returns
-    -------
-    deltas : (T, V, 3) float64
-    weights : (T,) float64
-    """
-    mesh = doc.item("meshes", prim.mesh, f"node {prim.node}")
-    targets = mesh["primitives"][prim.primitive].get("targets", [])
-    where = f"mesh {prim.mesh} primitive {prim.primitive}"
-    n_vertices = len(prim.positions)
-    deltas = np.zeros((len(targets), n_vertices, 3))
-    for t, target in enumerate(targets):
-        if "POSITION" in target:
-            deltas[t] = read_accessor(doc, target["POSITION"], f"{where} target {t} POSITION")
-    node = doc.item("nodes", prim.node, where)
-    weights = np.zeros(len(targets))
-    stored = node.get("weights", mesh.get("weights"))
-    if stored is not None:
-        weights[: len(stored)] = np.asarray(stored, dtype=np.float64)[: len(targets)]
-    anim = find_animation(doc, clip) if time is not None else None
-    if anim is not None and time is not None and len(targets):
-        for ch in doc.item("animations", anim, "animation").get("channels", []):
-            target = ch.get("target", {})
-            if target.get("path") == "weights" and target.get("node") == prim.node:
-                sampler = read_sampler(doc, anim, ch["sampler"])
-                # weights outputs hold T values per key: sample the (K, T) table.
-                per_key = Sampler(sampler.times, sampler.values.reshape(-1, len(targets)), sampler.interpolation)
-                weights = sample(per_key, time, "weights", "babylon")
-    return deltas, weights
-
-
 @dataclass(frozen=True)
 class BabylonPrimitive:
     """One skinned primitive as Babylon deforms it at a pose (glTF frame)."""
@@ -518,13 +480,15 @@ def babylon_gltf_positions(
     list of BabylonPrimitive
         NaN positions are returned for vertices Babylon loses, and reported in ``findings``.
     """
-    world = babylon_pose(doc, clip, time)
+    pose = pose_at(doc, clip, time, "babylon", "as_stored")
     out = []
     for prim in skinned_primitives(doc):
-        mats = joint_matrices(doc, prim.skin, world)
+        mats = joint_matrices(doc, prim.skin, pose.world)
         joints = [s.joints for s in prim.sets]
         weights = [s.weights for s in prim.sets]
-        deltas, influences = morph_targets(doc, prim, clip, time)
+        # Babylon's loader takes the same influences (_createMorphTargets) and lerps a weights channel.
+        deltas = np.asarray(prim.morph_positions, dtype=np.float64).reshape(-1, *prim.positions.shape)
+        influences = morph_weights(doc, prim, pose.animation, time)
         morphed = apply_morph(prim.positions, deltas, influences) if len(deltas) else prim.positions
         where = f"node {prim.node} mesh {prim.mesh} primitive {prim.primitive}"
         out.append(BabylonPrimitive(
