@@ -200,3 +200,17 @@ def test_ids_are_unique():
     text, tags = page({("rigs/cylinder.blend", "Cylinder"): cylinder_picture()})
     ids = [a["id"] for _, a in tags if "id" in a]
     assert len(ids) == len(set(ids))
+
+
+def test_one_clustering_per_mesh_serves_every_finding():
+    pos, tri = cylinder(rings=65, segments=96)
+    picture = MeshPicture(pos, tri)
+    first = heatmap_svg(picture, pos[:, 2], max_triangles=1500)
+    assert list(picture._clustered) == [1500]
+    # Same mesh, values reversed: the same triangles are drawn, in other colours.
+    second = heatmap_svg(picture, -pos[:, 2], max_triangles=1500)
+    def triangles(svg: str) -> list[str]:
+        return sorted(t for d, _ in paths(svg) for t in d.split("M") if t)
+
+    assert triangles(first) and triangles(first) == triangles(second)
+    assert [c for _, c in paths(first)] != [c for _, c in paths(second)]

@@ -84,7 +84,7 @@ def test_page_renders_with_its_heatmap_and_no_console_message(tmp_path):
     assert pixels.std() > 20  # not one flat colour
     r, g, b = (pixels[..., k].astype(int) for k in range(3))
     red = (r > 180) & (g < 90) & (b < 90)
-    blue = (b > 180) & (r < 90) & (g < 90)
+    blue = (b > 180) & (r < 90) & (g < 160)  # the cold end of the ramp: blue to blue-cyan
     # The legend's ramp alone is about 180 x 10 px; the two views of the mesh are far more.
     assert red.sum() > 3000 and blue.sum() > 3000
     rows = np.flatnonzero(red.any(axis=1))

@@ -87,6 +87,8 @@ class MeshPicture:
     triangles: NDArray[np.intp]
     values: Mapping[str, F64] = field(default_factory=dict)
     edges: NDArray[np.intp] = field(default_factory=lambda: np.zeros((0, 2), dtype=np.intp))
+    _clustered: dict[int, tuple[F64, NDArray[np.intp], NDArray[np.intp]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         p = np.asarray(self.positions, dtype=np.float64)
@@ -144,21 +146,21 @@ def ramp_colours(t: ArrayLike) -> F64:
     return rgb
 
 
-def cluster_triangles(positions: F64, triangles: NDArray[np.intp], values: F64,
-                      max_triangles: int) -> tuple[F64, NDArray[np.intp], F64]:
+def cluster_mesh(positions: F64, triangles: NDArray[np.intp],
+                 max_triangles: int) -> tuple[F64, NDArray[np.intp], NDArray[np.intp]]:
     """Fewer triangles by vertex clustering (Rossignac and Borrel 1993).
 
     Vertices are snapped to a grid over the bounding box and merged per cell
-    (mean position, largest value, so a hot spot survives); triangles whose
-    corners fall in fewer than three cells vanish.  The grid is refined down
-    until at most ``max_triangles`` remain.
+    (mean position); triangles whose corners fall in fewer than three cells
+    vanish.  The grid is coarsened until at most ``max_triangles`` remain.
 
     Returns
     -------
-    positions : (V', 3) float64, triangles : (T', 3) intp, values : (V',) float64
+    positions : (V', 3) float64, triangles : (T', 3) intp,
+    cell : (V,) intp, the merged vertex of each input vertex (identity when nothing is merged).
     """
     if len(triangles) <= max_triangles:
-        return positions, triangles, values
+        return positions, triangles, np.arange(len(positions), dtype=np.intp)
     lo, hi = positions.min(axis=0), positions.max(axis=0)
     extent = np.maximum(hi - lo, 1e-12 * max(float((hi - lo).max()), 1e-12))
     cells = max(int(np.sqrt(max_triangles / 2.0)), 2)
@@ -175,11 +177,24 @@ def cluster_triangles(positions: F64, triangles: NDArray[np.intp], values: F64,
     # Sorting the corners lost each triangle's winding; the renderer lights both sides alike.
     count = np.bincount(cell, minlength=len(uniq)).astype(np.float64)
     pos = np.stack([np.bincount(cell, positions[:, k], len(uniq)) for k in range(3)], axis=1) / count[:, None]
-    finite = np.where(np.isfinite(values), values, -np.inf)
-    val = np.full(len(uniq), -np.inf)
-    np.maximum.at(val, cell, finite)
+    return pos, tri.astype(np.intp), cell.astype(np.intp)
+
+
+def cluster_values(values: F64, cell: NDArray[np.intp], count: int) -> F64:
+    """(V,) values -> (count,) the largest per merged vertex, so a hot spot survives; NaN if none is finite."""
+    val = np.full(count, -np.inf)
+    np.maximum.at(val, cell, np.where(np.isfinite(values), values, -np.inf))
     val[np.isneginf(val)] = np.nan
-    return pos, tri.astype(np.intp), val
+    return val
+
+
+def cluster_triangles(positions: F64, triangles: NDArray[np.intp], values: F64,
+                      max_triangles: int) -> tuple[F64, NDArray[np.intp], F64]:
+    """``cluster_mesh`` and ``cluster_values`` in one call: (V', 3), (T', 3), (V',)."""
+    if len(triangles) <= max_triangles:
+        return positions, triangles, values
+    pos, tri, cell = cluster_mesh(positions, triangles, max_triangles)
+    return pos, tri, cluster_values(values, cell, len(pos))
 
 
 def _mean_finite(a: F64) -> F64:
@@ -242,7 +257,11 @@ def heatmap_svg(picture: MeshPicture, values: F64, *, size: tuple[int, int] = (3
     span = hi - lo
     # A flat field is shown at the top of the ramp when it is the finding itself (every vertex hit).
     t = (v - lo) / span if span > 0 else np.where(np.isfinite(v), 1.0 if hi > 0 else 0.0, np.nan)
-    pos, tri, tv = cluster_triangles(picture.positions, picture.triangles, t, max_triangles)
+    # One clustering per mesh and size, shared by every finding's picture of it.
+    if max_triangles not in picture._clustered:
+        picture._clustered[max_triangles] = cluster_mesh(picture.positions, picture.triangles, max_triangles)
+    pos, tri, cell = picture._clustered[max_triangles]
+    tv = t if pos is picture.positions else cluster_values(t, cell, len(pos))
     w, h = size
     centre = 0.5 * (pos.min(axis=0) + pos.max(axis=0)) if len(pos) else np.zeros(3)
     bases = [_view_basis(d) for _, d in VIEWS]
