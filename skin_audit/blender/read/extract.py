@@ -84,14 +84,28 @@ def clear_pose(arm: bpy.types.Object) -> None:
     set_rest_channels(arm)
 
 
+#: Every pose channel and its rest value, per component: transforms, then the B-Bone pose
+#: properties (a curve, roll, ease or scale set in Pose Mode moves vertices too).
+REST_CHANNELS = (
+    ("location", (0.0, 0.0, 0.0)), ("rotation_quaternion", (1.0, 0.0, 0.0, 0.0)),
+    ("rotation_euler", (0.0, 0.0, 0.0)), ("rotation_axis_angle", (0.0, 0.0, 1.0, 0.0)),
+    ("scale", (1.0, 1.0, 1.0)),
+    ("bbone_curveinx", (0.0,)), ("bbone_curveinz", (0.0,)), ("bbone_curveoutx", (0.0,)),
+    ("bbone_curveoutz", (0.0,)), ("bbone_rollin", (0.0,)), ("bbone_rollout", (0.0,)),
+    ("bbone_easein", (0.0,)), ("bbone_easeout", (0.0,)),
+    ("bbone_scalein", (1.0, 1.0, 1.0)), ("bbone_scaleout", (1.0, 1.0, 1.0)),
+)
+
+
 def set_rest_channels(arm: bpy.types.Object) -> None:
-    """Every pose channel of a (sandbox) armature to its rest value."""
-    for pb in arm.pose.bones:
-        pb.location = (0.0, 0.0, 0.0)
-        pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
-        pb.rotation_euler = (0.0, 0.0, 0.0)
-        pb.rotation_axis_angle = (0.0, 0.0, 1.0, 0.0)
-        pb.scale = (1.0, 1.0, 1.0)
+    """Every pose channel of a (sandbox) armature to its rest value: one ``foreach_set`` per property."""
+    pose_bones = arm.pose.bones
+    n = len(pose_bones)
+    for prop, value in REST_CHANNELS:
+        if n and hasattr(pose_bones[0], prop):
+            pose_bones.foreach_set(prop, np.tile(np.asarray(value, dtype=np.float32), n))
+    # foreach_set skips RNA update callbacks: tell the depsgraph the pose changed.
+    arm.update_tag()
 
 
 def trim_after(obj: bpy.types.Object, keep_through: int, armature: bpy.types.Object | None) -> None:
