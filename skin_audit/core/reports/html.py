@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import MeshError, ShapeError
 from ..findings import SEVERITY_RANK
+from ..twist.figure import look_at
 from .code_help import help_for
 from .junit import fail_rank
 from .units import Unit, all_findings, units
@@ -205,12 +206,12 @@ def _mean_finite(a: F64) -> F64:
 
 
 def _view_basis(direction: Sequence[float]) -> F64:
-    """(3, 3) rows: screen right, screen up, towards the eye (orthonormal, +Z up)."""
-    back = np.asarray(direction, dtype=np.float64)
-    back /= np.linalg.norm(back)
-    right = np.cross((0.0, 0.0, 1.0), back)
-    right /= np.linalg.norm(right)
-    return np.stack([right, np.cross(back, right), back])
+    """(3, 3) rows: screen right, screen up, towards the eye (orthonormal, +Z up).
+
+    The twist figure's camera: its look-at rotation from ``direction`` towards the origin.
+    """
+    view: F64 = look_at(direction, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0))[:3, :3]
+    return view
 
 
 def _num(x: float) -> str:
