@@ -67,8 +67,8 @@ def asset_rows(assets: Path) -> list[AssetRow]:
             shared = [f for r in rigs if m.object in getattr(r, "meshes", ()) for f in r.findings]
             codes = sorted({f.code for f in (*m.findings, *shared) if f.severity in ("WARNING", "ERROR")})
             k = m.metrics
-            rows.append(AssetRow(file, m.object, m.vertices, k.get("max_numpy_vs_blender"), k.get("max_engine_divergence"),
-                                 k.get("min_singular_value"), tuple(codes)))
+            rows.append(AssetRow(file, m.object, m.vertices, k.get("max_numpy_vs_blender"),
+                                 k.get("max_engine_divergence"), k.get("min_singular_value"), tuple(codes)))
     return sorted(rows, key=lambda r: (r.file, r.mesh))
 
 

@@ -131,7 +131,8 @@ def bones_table(rows: Sequence[BoneRow], channel: F64 | None = None) -> Bones:
         rest=rest, channel=np.broadcast_to(np.eye(4), (j, 4, 4)).copy() if channel is None else channel,
         bbone_segments=np.array([r.bbone_segments for r in rows], dtype=np.int_),
         use_envelope_multiply=np.zeros(j, dtype=bool),
-        heads=np.array([r.head for r in rows], dtype=np.float64), tails=np.array([r.tail for r in rows], dtype=np.float64),
+        heads=np.array([r.head for r in rows], dtype=np.float64),
+        tails=np.array([r.tail for r in rows], dtype=np.float64),
         limits=tuple(tuple(r.limits) for r in rows),
         inherit_rotation=np.array([r.inherit_rotation for r in rows], dtype=bool),
     )
