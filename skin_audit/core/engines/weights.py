@@ -193,16 +193,21 @@ def blend(
         raise ShapeError(f"rest_positions {p.shape} must be (V, 3) with V = {len(j)}")
     if m.ndim != 3 or m.shape[1:] != (4, 4):
         raise ShapeError(f"joint_matrices {m.shape} must be (J, 4, 4)")
-    used = w != 0.0
-    valid = (j >= 0) & (j < len(m))
-    safe = np.where(valid, j, 0)
-    # vkab,vb->vka: each slot's joint matrix applied to the homogeneous rest point.
-    homo = np.column_stack([p, np.ones(len(p))])
-    moved = np.einsum("vkab,vb->vka", m[safe], homo)[:, :, :3]
-    moved = np.where(valid[:, :, None], moved, np.nan)
-    with np.errstate(invalid="ignore"):  # inf * weight stays in the result for the audit to report
-        contrib = np.where(used[:, :, None], w[:, :, None] * moved, 0.0)
-    out: NDArray[np.float64] = contrib.sum(axis=1)
+    # Slot by slot over the vertices that use it: (n, 12) rows of each joint's 3x4, no (V, K, 4, 4) gather.
+    m12 = m[:, :3, :].reshape(len(m), 12)
+    out: NDArray[np.float64] = np.zeros((len(p), 3))
+    for k in range(j.shape[1]):
+        idx = np.flatnonzero(w[:, k] != 0.0)
+        if not idx.size:
+            continue
+        jk = j[idx, k]
+        valid = (jk >= 0) & (jk < len(m))
+        rows = m12[np.where(valid, jk, 0)]
+        x, y, z = p[idx, 0:1], p[idx, 1:2], p[idx, 2:3]
+        with np.errstate(invalid="ignore", over="ignore"):  # inf * weight stays for the audit to report
+            moved = rows[:, 0::4] * x + rows[:, 1::4] * y + rows[:, 2::4] * z + rows[:, 3::4]
+            moved[~valid] = np.nan
+            out[idx] += w[idx, k, None] * moved
     # An all-zero vertex under "stay" is handled by the caller; here zero weights give the origin.
     return out
 
