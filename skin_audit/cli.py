@@ -58,6 +58,19 @@ def _weight_tolerance(text: str) -> float | str:
     return value
 
 
+def _target_names() -> list[str]:
+    from .core.engines.targets import TARGETS
+
+    return list(TARGETS)
+
+
+def _target_help() -> str:
+    from .core.engines.targets import TARGETS
+
+    return "; ".join(f"{t.name} ({'verified against the running engine' if t.verified else 'modelled'})"
+                     for t in TARGETS.values())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skin_audit",
@@ -94,6 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--object", metavar="NAME", help="audit only this mesh object")
     audit.add_argument("--no-shape-checks", action="store_true",
                        help="skip the extreme-pose sweep, symmetry and stray-weight checks (faster)")
+    audit.add_argument("--target", type=str.lower, choices=_target_names(), default=None, metavar="NAME",
+                       help="engine whose drawing the audit compares with Blender's (default threejs; "
+                       "docs/engines.md): " + _target_help())
+    audit.add_argument("--frame", type=int, default=None, metavar="N",
+                       help="audit at this frame (set on load, never saved); for glTF its animation at "
+                       "time N / fps")
+    audit.add_argument("--clip", metavar="NAME", default=None,
+                       help="glTF animation played at --frame (name or index; default the first)")
 
     verify = sub.add_parser("verify", help="independently recheck a twist scene JSON (numpy only)")
     verify.add_argument("scene", metavar="SCENE.json")
@@ -162,10 +183,13 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
         raise InputError(f"{config.path}: [audit] target: this version of skin_audit has no engine targets; "
                          "remove the key")
     given = {"max_influences": args.max_influences, "weight_tolerance": args.weight_tolerance,
-             "fail_on": args.fail_on}
+             "fail_on": args.fail_on, "target": args.target, "frame": args.frame, "clip": args.clip}
     overrides.update({k: v for k, v in given.items() if v is not None})
     options = AuditOptions(shape_checks=not args.no_shape_checks,
                            **{k: v for k, v in overrides.items() if k in fields})
+    from .core.engines.targets import get_target
+
+    get_target(options.target)  # an unknown target from the config file is bad usage, before any work
     from .blender.session import require_bpy
 
     require_bpy()

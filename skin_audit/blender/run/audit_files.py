@@ -20,6 +20,7 @@ from ...core.input_guard import INPUT_SUFFIXES
 from ..session import reset_to_empty_scene
 from .guarded import check_after_load, check_before_import, guarded_audit, read_error
 from .audit_scene import audit_rigs, missing_modifiers, skinned_meshes
+from .gltf_file import gltf_audit, set_audited_frame
 
 SUFFIXES = INPUT_SUFFIXES
 
@@ -97,6 +98,7 @@ def audit_file(path: Path, options: AuditOptions, object_name: str | None = None
     try:
         load(path)
         leave_edit_modes()
+        set_audited_frame(path, options)
         objects = list(bpy.context.scene.objects)
         if object_name is not None:
             chosen = [o for o in objects if o.name == object_name]
@@ -112,6 +114,8 @@ def audit_file(path: Path, options: AuditOptions, object_name: str | None = None
             if not meshes and not missing:
                 raise InputError(f"{path}: not a rig: no mesh is deformed by an Armature modifier")
         rigs, audits = audit_rigs(bpy.context, meshes, options, missing=missing)
+        if path.suffix.lower() in (".glb", ".gltf"):
+            rigs, audits = gltf_audit(path, options, rigs, audits)
         return FileAudit(str(path), "ok", meshes=audits, rigs=rigs)
     except SkinAuditError as exc:
         return FileAudit(str(path), "error", message=str(exc))

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .. import tolerances
+from ..engines.targets import DEFAULT_TARGET
 
 #: glTF's accessor rule: the weight sum may be off by 2e-7 per non-zero weight.
 GLTF_TOLERANCE_PER_WEIGHT = 2e-7
@@ -45,6 +46,12 @@ class AuditOptions:
     symmetric_fraction: float = 0.9
     #: How many of the worst sweep poses are re-evaluated in Blender.
     spot_checks: int = 3
+    #: Engine target the divergence is measured for (engines/targets.py TARGETS; docs/engines.md).
+    target: str = DEFAULT_TARGET
+    #: Frame audited (None: the file's current frame); for glTF, animation time frame / fps.
+    frame: int | None = None
+    #: glTF animation played at ``frame`` (name or index as text; None: the first).
+    clip: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

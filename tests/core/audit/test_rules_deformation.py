@@ -194,7 +194,7 @@ def test_engine_divergence_of_unnormalised_weights():
     root, child = rig.groups["Root"].copy(), rig.groups["Child"].copy()
     root[nr.ring(4)] = child[nr.ring(4)] = 0.45
     off = with_groups(rig, Root=root, Child=child)
-    result = audit(nr.skinned_mesh(off))
+    result = audit(nr.skinned_mesh(off), target="raw")  # the historical model, named
     found = only(result, "engine-divergence", "WARNING")
     own = own_divergence(off)
     expected = tuple(np.flatnonzero(own > 1e-3 * 2.0).tolist())
@@ -214,7 +214,7 @@ def test_engine_divergence_found_at_a_stress_pose_only():
     current = np.linalg.norm(nr.engine_positions(rig.rest, masked.group_names, masked.weight_array(), rig.rows,
                                                  rig.channel()) - mesh.blender, axis=1)
     assert current.max() < 1e-6  # nothing to see at the current pose
-    result = audit(mesh)
+    result = audit(mesh, target="raw")
     found = only(result, "engine-divergence", "WARNING")
     assert found.vertices == tuple(nr.ring(5)) == tuple(np.flatnonzero(own > 2e-3).tolist())
     assert found.details["pose"] != "current"
@@ -227,7 +227,7 @@ def test_engines_collapse_unweighted_vertices_to_the_armature_origin():
     root[nr.ring(0)] = 0.0
     pre = object_matrix()
     unweighted = with_groups(rig, Root=root)
-    result = audit(nr.skinned_mesh(unweighted, mesh_to_armature=pre))
+    result = audit(nr.skinned_mesh(unweighted, mesh_to_armature=pre), target="raw")
     origin = np.linalg.inv(pre)[:3, 3]  # the armature's origin in mesh space
     expected = np.linalg.norm(rig.rest[nr.ring(0)] - origin, axis=1)
     np.testing.assert_allclose(result.measures["engine_divergence"][nr.ring(0)], expected, rtol=1e-9)
@@ -237,6 +237,6 @@ def test_engines_collapse_unweighted_vertices_to_the_armature_origin():
 
 
 def test_no_engine_divergence_on_clean_weights():
-    result = audit(nr.skinned_mesh(clean()))
+    result = audit(nr.skinned_mesh(clean()), target="raw")
     assert "engine-divergence" not in codes(result)
     assert result.metrics["max_engine_divergence"] < 1e-9

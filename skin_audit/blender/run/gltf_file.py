@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A glTF input: the file read by our own reader (what engines read) beside what Blender's
+importer made of it, at the audited frame.  The comparison is core/engines/gltf_audit.py."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+from ...core.audit.engine_target import audit_target
+from ...core.audit.options import AuditOptions
+from ...core.audit.report import MeshAudit
+from ...core.audit.rig_audit import RigAudit
+from ...core.engines.divergence import divergence_by_pose, divergence_finding
+from ...core.engines.gltf_audit import (
+    ImportedMesh,
+    file_divergence,
+    importer_changes,
+    match_node,
+    place_file_findings,
+    unmatched_finding,
+)
+from ...core.engines.gltf_path import gltf_engine_positions
+from ...core.errors import InputError
+from ...core.gltf.animation import find_animation
+from ...core.gltf.checks import file_checks
+from ...core.gltf.document import GltfDocument, load_gltf
+from ...core.gltf.skin import skinned_primitives
+from ..read.weights import group_weights
+
+
+def scene_fps(scene: bpy.types.Scene) -> float:
+    return float(scene.render.fps) / float(scene.render.fps_base)
+
+
+def play_clip(doc: GltfDocument, clip: str | None) -> None:
+    """Give every armature the action Blender's importer made of ``clip`` (named after the animation)."""
+    if clip is None:
+        return
+    index = find_animation(doc, int(clip) if clip.isdigit() else clip)
+    if index is None:
+        raise InputError(f"the file has no animation {clip!r}")
+    name = str(doc.items("animations")[index].get("name") or "")
+    action = bpy.data.actions.get(name) if name else None
+    if action is None:
+        raise InputError(f"Blender's importer made no action named {name!r} for animation {clip!r}; "
+                         "audit without --clip, or name the animation in the file")
+    for obj in bpy.context.scene.objects:
+        if obj.type == "ARMATURE" and obj.animation_data is not None and obj.animation_data.action is not None:
+            obj.animation_data.action = action
+
+
+def _imported(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> ImportedMesh:
+    n = len(obj.data.vertices)
+    rest = np.zeros(n * 3)
+    obj.data.vertices.foreach_get("co", rest)
+    ev_obj = obj.evaluated_get(depsgraph)
+    ev = ev_obj.to_mesh()
+    try:
+        co = np.zeros(len(ev.vertices) * 3)
+        ev.vertices.foreach_get("co", co)
+    finally:
+        ev_obj.to_mesh_clear()
+    mw = np.array(ev_obj.matrix_world, dtype=np.float64)
+    world = co.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
+    return ImportedMesh(obj.name, rest.reshape(-1, 3), world, tuple(g.name for g in obj.vertex_groups),
+                        group_weights(obj))
+
+
+def gltf_audit(path: Path, options: AuditOptions, rigs: tuple[RigAudit, ...], meshes: tuple[MeshAudit, ...]
+               ) -> tuple[tuple[RigAudit, ...], tuple[MeshAudit, ...]]:
+    """``meshes`` with the file's findings and the target's drawing of the file at the scene's frame.
+
+    For a glTF file the engine draws what the file says, so each mesh's engine divergence is the
+    target reading the file (our reader) against Blender's evaluated mesh, at ``current`` only
+    (the stress poses are not in the file).  File-wide findings (animation keyframes) go on the
+    file's first rig entry.
+    """
+    doc = load_gltf(path)
+    target = audit_target(options)
+    scene = bpy.context.scene
+    time = scene.frame_current / scene_fps(scene) if doc.items("animations") else None
+    engine = gltf_engine_positions(doc, target, options.clip, time)
+    prims = skinned_primitives(doc)
+    checks = file_checks(doc)
+    node_names = {i: str(n.get("name", "")) for i, n in enumerate(doc.items("nodes"))}
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    out = []
+    for audit in meshes:
+        obj = scene.objects.get(audit.object)
+        if obj is None or obj.type != "MESH":
+            out.append(audit)
+            continue
+        imported = _imported(obj, depsgraph)
+        match = match_node(doc, prims, imported, node_names)
+        found = place_file_findings(checks, match)
+        changes = importer_changes(doc, match, imported, target)
+        found += [changes] if changes is not None else []
+        kept = [f for f in audit.findings if f.code != "engine-divergence"]
+        metrics = dict(audit.metrics)
+        measures = dict(audit.measures)
+        d = file_divergence(match, engine, imported)
+        if d is None:
+            found.append(unmatched_finding(imported, match, target))
+            metrics.update(max_engine_divergence=None, engine_divergence_by_pose={})
+            measures.pop("engine_divergence", None)
+        else:
+            size = float(metrics.get("size") or 1.0)
+            per_pose = {"current": d}
+            metrics.update(max_engine_divergence=float(d.max(initial=0.0)),
+                           engine_divergence_by_pose=divergence_by_pose(per_pose))  # type: ignore[arg-type]
+            measures["engine_divergence"] = d
+            finding = divergence_finding(per_pose, max(size, 1.0), options.divergence_relative, target,
+                                         "Blender (its glTF importer)")
+            if finding is not None:
+                found.append(replace(finding, message=finding.message + "; Blender shows this file differently "
+                                     "from engines", details={**finding.details, "time": time}))
+        metrics["gltf_time"] = time
+        out.append(replace(audit, findings=tuple(kept + found), metrics=metrics, measures=measures))
+    file_wide = [f for f in checks if not str(f.details.get("where", "")).startswith("node ")]
+    if file_wide and rigs:
+        rigs = (replace(rigs[0], findings=rigs[0].findings + tuple(file_wide)), *rigs[1:])
+    elif file_wide and out:
+        out[0] = replace(out[0], findings=out[0].findings + tuple(file_wide))
+    return rigs, tuple(out)
+
+
+def set_audited_frame(path: Path, options: AuditOptions) -> None:
+    """Move the loaded scene to ``options.frame`` (the file is never saved) and, for a glTF
+    file, play ``options.clip``; the audit then reads everything at that frame."""
+    scene = bpy.context.scene
+    if options.clip is not None:
+        if path.suffix.lower() not in (".glb", ".gltf"):
+            raise InputError(f"{path}: --clip chooses a glTF animation; this file is not glTF")
+        play_clip(load_gltf(path), options.clip)
+    if options.frame is not None:
+        scene.frame_set(options.frame)

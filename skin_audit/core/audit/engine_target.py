@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The audit's engine target: where the chosen engine draws a Blender mesh at a pose."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..engines.targets import Target, get_target
+from ..engines.weights import exported_deform
+from .options import AuditOptions
+from .skinned_mesh import SkinnedMesh
+
+F64 = NDArray[np.float64]
+
+
+def audit_target(options: AuditOptions) -> Target:
+    """``options.target`` as a Target; ``raw`` keeps ``options.max_influences`` (its historical meaning)."""
+    target = get_target(options.target)
+    if target.name == "raw":
+        target = replace(target, max_influences=options.max_influences)
+    return target
+
+
+def target_positions(mesh: SkinnedMesh, target: Target, channel: F64) -> F64:
+    """(V, 3) positions ``target`` draws for ``mesh`` at ``channel``, in the mesh's object space.
+
+    For a .blend the target's exporter runs first (``exported_deform``).  The blend runs in
+    armature space and goes back with ``premat^-1`` as a point: conjugating the matrices into
+    mesh space (``premat^-1 M premat``) is exact only when a vertex's weights sum to 1, and
+    the ``raw`` and ``gltf`` targets keep sums that do not (an unweighted vertex collapses to
+    the armature's origin, as an engine skinning in that space draws it).
+    """
+    table = mesh.influence_table
+    drawn = exported_deform(mesh.rest_armature, table.bones, table.weights, channel, target)
+    back = np.linalg.inv(mesh.mesh_to_armature)
+    out: F64 = drawn @ back[:3, :3].T + back[:3, 3]
+    return out
