@@ -115,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "time N / fps")
     audit.add_argument("--clip", metavar="NAME", default=None,
                        help="glTF animation played at --frame (name or index; default the first)")
+    from .batch.command_line import add_arguments as add_batch_arguments
+
+    add_batch_arguments(audit)  # --jobs, --file-timeout, --file-memory-mb, --scheduler
 
     verify = sub.add_parser("verify", help="independently recheck a twist scene JSON (numpy only)")
     verify.add_argument("scene", metavar="SCENE.json")
@@ -217,10 +220,14 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
         if progress.files_done < len(todo):
             progress.start(todo[progress.files_done])
 
-    if todo:
-        progress.start(todo[0])
-    files = audit_paths(todo, options, args.object, progress=file_done)
-    progress.finish()
+    from .batch.command_line import audit_in_workers
+
+    files = audit_in_workers(args, todo, options, "--html" if "html" in targets else None)
+    if files is None:  # in this process: one file, --html, or inside a Blender executable
+        if todo:
+            progress.start(todo[0])
+        files = audit_paths(todo, options, args.object, progress=file_done)
+        progress.finish()
     files, finding_changes = _apply_config(files, config)
     changes += finding_changes
     report = make_report(files, options)

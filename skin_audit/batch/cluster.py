@@ -37,7 +37,7 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from ..core.errors import InputError
-from .local import BatchResult, Progress, expand, unusable
+from .local import BatchResult, advance, expand, finish, start_progress, unusable
 from .process import Outcome, WorkerConfig, WorkerProcess, to_file_audit
 
 #: Seconds the client waits for the scheduler to answer.
@@ -136,10 +136,7 @@ def audit_paths_on_cluster(
     todo = [(i, path) for i, (path, problem) in enumerate(entries) if not problem]
     config = asdict(WorkerConfig(options=options.to_dict(), object_name=object_name, memory_mb=file_memory_mb,
                                  command=command))
-    progress = Progress(len(entries), stream)
-    for fa in results:
-        if fa is not None:
-            progress.update(True)
+    progress = start_progress(entries, results, stream)
     client = _connect(scheduler, connect_timeout)
     run = uuid.uuid4().hex[:8]
     failures: Counter[str] = Counter()
@@ -179,7 +176,7 @@ def audit_paths_on_cluster(
                 versions.add(answer["blender_version"])
             if answer.get("worker"):
                 workers.add(answer["worker"])
-            progress.update(fa.status != "ok")
+            advance(progress, fa.status == "ok")
     except BaseException:
         client.cancel(list(futures), force=True)
         raise
@@ -189,5 +186,5 @@ def audit_paths_on_cluster(
         files=tuple(results), blender_version=", ".join(sorted(versions)), jobs=len(workers),
         seconds=time.monotonic() - began, startup_seconds=tuple(startups), audit_seconds=tuple(seconds),
         worker_failures=dict(failures))
-    progress.finish(result.summary_line().replace("worker(s)", f"Dask worker(s) at {scheduler}", 1))
+    finish(progress, result.summary_line().replace("worker(s)", f"Dask worker(s) at {scheduler}", 1))
     return result

@@ -23,10 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from ..core.reports.progress import Progress, file_sizes
 from .process import Outcome, WorkerConfig, WorkerProcess, to_file_audit
-
-#: Seconds between two redraws of the progress line.
-PROGRESS_INTERVAL_SECONDS = 0.5
 
 
 def default_jobs(files: int) -> int:
@@ -59,37 +57,6 @@ class BatchResult:
         return (f"skin_audit: {len(self.files)} file(s) in {self.seconds:.1f} s with {self.jobs} worker(s): "
                 f"{len(self.files) - errors} ok, {errors} error(s)"
                 + (f" (worker lost on {lost})" if lost else "") + start + audit)
-
-
-class Progress:
-    """Files done, failures so far and time left, redrawn on one stderr line (terminals only)."""
-
-    def __init__(self, total: int, stream: TextIO) -> None:
-        self.total, self.stream = total, stream
-        self.live = bool(getattr(stream, "isatty", lambda: False)())
-        self.done = self.failed = 0
-        self.started = time.monotonic()
-        self._drawn = 0.0
-
-    def update(self, failed: bool) -> None:
-        self.done += 1
-        self.failed += failed
-        now = time.monotonic()
-        if self.live and (now - self._drawn >= PROGRESS_INTERVAL_SECONDS or self.done == self.total):
-            self._drawn = now
-            left = (now - self.started) / self.done * (self.total - self.done)
-            self.stream.write(f"\r\x1b[K{self.done}/{self.total} files, {self.failed} failed, "
-                              f"about {_duration(left)} left")
-            self.stream.flush()
-
-    def finish(self, line: str) -> None:
-        self.stream.write(("\r\x1b[K" if self.live else "") + line + "\n")
-        self.stream.flush()
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
 
 
 def expand(paths: Iterable[str]) -> list[tuple[str, str]]:
@@ -131,16 +98,12 @@ def audit_paths_parallel(
     jobs = max(1, min(jobs or default_jobs(len(todo)), len(todo) or 1))
     config = WorkerConfig(options=options.to_dict(), object_name=object_name, memory_mb=file_memory_mb,
                           command=command)
-    progress = Progress(len(entries), stream)
-    for fa in results:
-        if fa is not None:
-            progress.update(True)
-
+    progress = start_progress(entries, results, stream)
     log_lock = threading.Lock()
 
     def log(text: str) -> None:
         with log_lock:
-            stream.write(("\r\x1b[K" if progress.live else "") + text)
+            stream.write(("\r\x1b[K" if progress.enabled else "") + text)
             stream.flush()
 
     work: queue.SimpleQueue[tuple[int, str] | None] = queue.SimpleQueue()
@@ -168,14 +131,14 @@ def audit_paths_parallel(
         for t in threads:
             t.start()
         for _ in range(len(todo)):
-            index, outcome = done.get()
+            index, outcome = _next(done)
             fa = to_file_audit(outcome)
             results[index] = fa
             if outcome.reason:
                 failures[outcome.reason] += 1
             if outcome.reason not in ("start", "timeout"):
                 seconds.append(outcome.seconds)
-            progress.update(fa.status != "ok")
+            advance(progress, fa.status == "ok")
     except BaseException:
         # An interrupt: no new file starts, running workers are killed, the caller reports it.
         while True:
@@ -196,8 +159,38 @@ def audit_paths_parallel(
         files=tuple(results), blender_version=", ".join(versions) or _own_blender_version(), jobs=jobs,
         seconds=time.monotonic() - began, startup_seconds=tuple(s for w in workers for s in w.startups),
         audit_seconds=tuple(seconds), worker_failures=dict(failures))
-    progress.finish(result.summary_line())
+    finish(progress, result.summary_line())
     return result
+
+
+def start_progress(entries: list[tuple[str, str]], results: list[Any], stream: TextIO) -> Progress:
+    """The run's progress line (terminals only), already past the entries that need no worker."""
+    progress = Progress(len(entries), stream, weights=file_sizes([path for path, _ in entries]))
+    for fa in results:
+        if fa is not None:
+            advance(progress, False)
+    return progress
+
+
+def advance(progress: Progress, ok: bool) -> None:
+    """One more file done: files done, failures so far and time left (several files run at once)."""
+    progress.done(ok)
+    progress.start(f"{progress.failed} failed so far")
+
+
+def finish(progress: Progress, summary: str) -> None:
+    """The summary line, on a terminal or not (over the progress line on a terminal)."""
+    progress.stream.write(("\r\x1b[K" if progress.enabled else "") + summary + "\n")
+    progress.stream.flush()
+
+
+def _next(done: queue.SimpleQueue[tuple[int, Outcome]]) -> tuple[int, Outcome]:
+    # Short waits: a Ctrl-C reaches the main thread between two, even where a long wait would not wake.
+    while True:
+        try:
+            return done.get(timeout=0.2)
+        except queue.Empty:
+            continue
 
 
 def _own_blender_version() -> str:

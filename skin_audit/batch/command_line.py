@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The batch options of ``skin_audit audit`` and the choice between workers and this process.
+
+``cli.py`` calls ``add_arguments`` on its audit parser and ``audit_in_workers`` before
+its in-process loop; everything about batch runs stays here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from ..core.errors import InputError
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
+
+
+def add_arguments(audit: argparse.ArgumentParser) -> None:
+    """``--jobs``, ``--file-timeout``, ``--file-memory-mb``, ``--scheduler`` (docs/scale.md)."""
+    from ..cli import _positive_int
+
+    audit.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                       help="audit in N worker processes, each with its own Blender, so a file that crashes "
+                            "or hangs costs only itself (default: one per core when there is more than one file)")
+    audit.add_argument("--file-timeout", type=_seconds, default=None, metavar="SECONDS",
+                       help="stop a file's worker after this long and report the file as an error")
+    audit.add_argument("--file-memory-mb", type=_positive_int, default=None, metavar="MB",
+                       help="address space one file may add to its worker's Blender (Linux); best with "
+                            "--file-timeout, as Blender may hang rather than fail when memory runs out")
+    audit.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                       help="send the files to this Dask cluster; workers read them from the same paths "
+                            "(pip install 'skin_audit[cluster]'; docs/scale.md)")
+
+
+def _inside_blender() -> bool:
+    """True in a Blender executable, whose ``sys.executable`` is a Python without bpy (no workers then)."""
+    import bpy
+
+    return bool(bpy.app.binary_path)
+
+
+def audit_in_workers(args: argparse.Namespace, todo: list[str], options: Any,
+                     in_process_for: str | None = None) -> tuple[Any, ...] | None:
+    """The files audited by workers or a Dask cluster, or None to audit them in this process.
+
+    In this process by default for one file, inside a Blender executable, and when
+    ``in_process_for`` names a reason (an output that needs the loaded files); asking
+    for workers explicitly then is bad usage.
+    """
+    explicit = [flag for flag, value in (("--jobs", args.jobs), ("--file-timeout", args.file_timeout),
+                                         ("--file-memory-mb", args.file_memory_mb),
+                                         ("--scheduler", args.scheduler)) if value is not None]
+    if explicit and in_process_for:
+        raise InputError(f"{explicit[0]} runs files in worker processes, but {in_process_for} needs them "
+                         f"in this process: drop one of the two")
+    if args.scheduler is not None:
+        from .cluster import audit_paths_on_cluster
+
+        return audit_paths_on_cluster(todo, options, args.object, scheduler=args.scheduler,
+                                      file_timeout=args.file_timeout, file_memory_mb=args.file_memory_mb).files
+    if _inside_blender():
+        if explicit:
+            raise InputError(f"{explicit[0]} starts workers with the bpy module: run `python -m skin_audit` "
+                             "from a Python 3.11 with bpy installed, or audit here without it")
+        return None
+    if not explicit and (in_process_for or len(todo) < 2):
+        return None
+    from .local import audit_paths_parallel
+
+    return audit_paths_parallel(todo, options, args.object, jobs=args.jobs, file_timeout=args.file_timeout,
+                                file_memory_mb=args.file_memory_mb).files
