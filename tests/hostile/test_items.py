@@ -90,26 +90,52 @@ def test_a_rig_that_crashed_is_a_one_line_file_error(hostile, empty_scene, tmp_p
 
 # 3. A non-finite result is a finding, never a pass; the JSON stays strict.
 
-@pytest.mark.parametrize("name", ["preserve_volume_zero_scale.blend", "nan_vertex.blend"])
-def test_non_finite_results_are_findings_and_the_json_is_strict(hostile, empty_scene, tmp_path, name):
+def test_a_nan_vertex_is_a_finding_and_the_json_is_strict(hostile, empty_scene, tmp_path):
     target = tmp_path / "r.json"
-    code, out, err = run_main("audit", hostile / name, "--json", target)
+    code, out, err = run_main("audit", hostile / "nan_vertex.blend", "--json", target)
     assert code == 1, out + err
-    entry = files_by_name(strict_report(target))[name]
+    entry = files_by_name(strict_report(target))["nan_vertex.blend"]
     assert entry["status"] == "ok"
-    codes = {x["code"] for x in mesh_findings(entry) if x["severity"] == "ERROR"}
-    assert codes & {"non-finite-result", "non-finite-positions"}, codes
-    assert "vs Blender nan" not in out and "PASS" not in out
+    (mesh,) = entry["meshes"]
+    codes = {x["code"] for x in mesh["findings"] if x["severity"] == "ERROR"}
+    assert {"non-finite-result", "non-finite-positions"} <= codes, codes
+    assert mesh["metrics"]["max_numpy_vs_blender"] is None
+    undefined = next(x for x in mesh["findings"] if x["code"] == "non-finite-result")
+    assert 5 in undefined["vertices"] and "max_numpy_vs_blender" in undefined["details"]["undefined"]
+    assert "vs Blender nan" not in out
 
 
-def test_preserve_volume_with_a_bone_scaled_to_zero_names_the_non_finite_comparison(hostile, empty_scene,
-                                                                                      tmp_path):
+def test_preserve_volume_with_a_bone_scaled_to_zero_matches_blender_instead_of_nan(hostile, empty_scene,
+                                                                                  tmp_path):
+    # Was "numpy vs Blender nan" and exit 0; Blender turns the zero matrix into the identity
+    # rotation (normalize_v3 of a zero vector is zero) and so does the recomputation now.
     target = tmp_path / "r.json"
-    code, _, _ = run_main("audit", hostile / "preserve_volume_zero_scale.blend", "--json", target)
+    code, out, err = run_main("audit", hostile / "preserve_volume_zero_scale.blend", "--json", target)
     entry = files_by_name(strict_report(target))["preserve_volume_zero_scale.blend"]
     (mesh,) = entry["meshes"]
-    assert code == 1
-    assert any(x["code"] == "non-finite-result" for x in mesh["findings"])
+    assert not any(x["code"] == "non-finite-result" for x in mesh["findings"]), mesh["findings"]
+    assert mesh["metrics"]["max_numpy_vs_blender"] is not None
+    assert mesh["metrics"]["max_numpy_vs_blender"] < 1e-5
+    assert mesh["metrics"]["vertices_compared"] == mesh["vertices"]
+    assert "vs Blender nan" not in out
+
+
+def test_a_non_finite_metric_becomes_null_with_an_error_finding():
+    import numpy as np
+
+    from skin_audit.core.audit.finite import finite_audit
+    from skin_audit.core.audit.report import MeshAudit
+    from skin_audit.core.findings import Finding
+
+    audit = MeshAudit("M", "A", 3, {"max_numpy_vs_blender": float("nan"), "max_influences": 2},
+                      (Finding("engine-divergence", "WARNING", "m", 1, (0,), (), (), {"max": float("inf")}),),
+                      {"numpy_vs_blender": np.array([0.0, np.nan, 0.0])})
+    out = finite_audit(audit)
+    assert out.metrics["max_numpy_vs_blender"] is None and out.metrics["max_influences"] == 2
+    assert out.findings[0].details == {"max": None}
+    extra = out.findings[-1]
+    assert (extra.code, extra.severity, extra.vertices) == ("non-finite-result", "ERROR", (1,))
+    assert len(finite_audit(out).findings) == len(out.findings)  # judged once
 
 
 # 5. Two Armature modifiers on one armature: no false sweep-mismatch.

@@ -49,18 +49,24 @@ def mask_factor(mesh: SkinnedMesh) -> F64:
 def _orthogonalize_keep_y(m: F64) -> F64:
     """Blender's orthogonalize_m4(m, axis=1): keep the Y column's direction, keep column lengths."""
     lengths = np.linalg.norm(m[:3, :3], axis=0)
-    c0, c1 = m[:3, 0], m[:3, 1] / np.linalg.norm(m[:3, 1])
-    c2 = np.cross(c0, c1)
-    c2 /= np.linalg.norm(c2)
+    c0, c1 = m[:3, 0], _normalize(m[:3, 1])
+    c2 = _normalize(np.cross(c0, c1))
     c0 = np.cross(c1, c2)
     out = m.copy()
     out[:3, 0], out[:3, 1], out[:3, 2] = c0 * lengths[0], c1 * lengths[1], c2 * lengths[2]
     return out
 
 
+def _normalize(v: F64) -> F64:
+    """Blender's normalize_v3: a vector too short to normalise becomes zero (a bone scaled to 0
+    then yields the identity rotation, as in Blender, instead of NaN)."""
+    n = float(np.linalg.norm(v))
+    return v / n if n > tolerances.DIVISION_GUARD else np.zeros_like(v)
+
+
 def _rotation_of(m: F64) -> F64:
     """Unit quaternion of a 3x3 with normalised columns (reflections negated as Blender does)."""
-    r = m[:3, :3] / np.linalg.norm(m[:3, :3], axis=0)
+    r = np.column_stack([_normalize(m[:3, k]) for k in range(3)])
     if np.linalg.det(r) < 0:
         r = -r
     return matrix_to_quaternion(r)

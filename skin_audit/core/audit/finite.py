@@ -73,6 +73,8 @@ def finite_audit(audit: T) -> T:
             bad.append(f"per-vertex {name}")
     if not bad:
         return audit
+    if any(f.code == NON_FINITE_RESULT for f in findings):  # already judged: just keep the JSON strict
+        return replace(audit, metrics=metrics, findings=tuple(findings))  # type: ignore[type-var]
     names = sorted({p.lstrip(".").split("[")[0] for p in bad})
     verts: tuple[int, ...] = tuple(np.flatnonzero(vertex_mask).tolist()) if vertex_mask is not None else ()
     where = f" on {len(verts)} vertices (first: {', '.join(map(str, verts[:3]))})" if verts else ""
