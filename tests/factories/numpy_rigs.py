@@ -149,7 +149,8 @@ def channels(rows: Sequence[BoneRow], basis: Mapping[str, ArrayLike] | None = No
     """(J, 4, 4) ``pose_bone.matrix_channel`` for local pose ``basis`` matrices (bone frame, about the head).
 
     Plain loops over the hierarchy: ``pose_j = pose_parent rest_parent^-1 rest_j basis_j``;
-    a bone with Inherit Rotation off keeps its rest orientation (its head still follows).
+    a bone with Inherit Rotation off keeps its rest orientation (its head still follows; exact
+    when its parents do not scale, as Blender keeps the parent's scale).
     """
     basis = basis or {}
     rest = [rest_matrix(r.head, r.tail, r.roll) for r in rows]
