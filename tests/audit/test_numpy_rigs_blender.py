@@ -36,10 +36,10 @@ def build(bpy):
 
 def test_rest_frames_are_blenders(bpy):
     arm = build(bpy)
-    for j, r in enumerate(ROWS):
-        np.testing.assert_allclose(nr.rest_matrix(r.head, r.tail, r.roll), np.array(arm.data.bones[r.name].matrix_local),
-                                   atol=1e-6, err_msg=r.name)
-    assert len(arm.data.bones) == len(ROWS) == j + 1
+    assert len(arm.data.bones) == len(ROWS)
+    for r in ROWS:
+        blender = np.array(arm.data.bones[r.name].matrix_local)
+        np.testing.assert_allclose(nr.rest_matrix(r.head, r.tail, r.roll), blender, atol=1e-6, err_msg=r.name)
 
 
 def test_pose_channels_are_blenders(bpy):
