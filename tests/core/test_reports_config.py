@@ -57,6 +57,8 @@ def test_full_file(tmp_path):
     changes = option_changes(config, {"max_influences": 4, "fail_on": "error", "weight_tolerance": 1e-4,
                                       "asymmetry_tolerance": 0.1})
     assert {c.code for c in changes} == {"max_influences", "fail_on", "weight_tolerance", "target"}
+    assert {c.reason for c in changes if c.code in ("max_influences", "weight_tolerance")} == {
+        "[audit] max_influences = 8", "[tolerances] weight_tolerance = 'gltf'"}
     assert load_config(write(tmp_path, "", "empty.toml")) == AuditConfig(str(tmp_path / "empty.toml"),
                                                                           str(tmp_path))
 

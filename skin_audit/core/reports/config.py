@@ -319,5 +319,5 @@ def apply_config(findings: Iterable[Finding], config: AuditConfig, *, path: str 
 def option_changes(config: AuditConfig, defaults: Mapping[str, Any]) -> list[ConfigChange]:
     """An 'option' change for every option the config sets to a value other than ``defaults``."""
     return [ConfigChange("option", code=name, before=str(defaults.get(name)), after=str(value),
-                         reason=f"{config.path}")
+                         reason=f"[{'tolerances' if name in TOLERANCE_KEYS else 'audit'}] {name} = {value!r}")
             for name, value in config.option_overrides().items() if defaults.get(name) != value]
