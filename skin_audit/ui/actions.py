@@ -20,10 +20,11 @@ from ..blender.build import twist_rig
 from ..blender.run import audit_scene
 from ..blender.run.audit_files import make_report
 from ..blender.run.twist_run import run_twist_experiment
-from ..blender.show import heatmap, pose_preview, selection
+from ..blender.show import engine_preview, heatmap, pose_preview, selection
 from ..core.audit.finite import finite_audit
 from ..core.audit.options import AuditOptions
 from ..core.audit.report import FileAudit
+from ..core.engines.targets import get_target
 from ..core.errors import InputError, SkinAuditError
 from ..core.output_files import json_text, write_all
 from . import state
@@ -238,3 +239,31 @@ def export_report(context: bpy.types.Context, filepath: str) -> Path:
     text = report_json(result)
     (written,) = write_all(path.parent, {path.name: text})
     return written
+
+
+# Preview in engine -------------------------------------------------------------
+
+
+def preview_source(context: bpy.types.Context) -> bpy.types.Object | None:
+    """The skinned mesh Preview in Engine copies: the active object, if it is one (not a preview)."""
+    obj = context.active_object
+    if obj is None or engine_preview.PREVIEW_OF in obj or not audit_scene.armature_modifiers(obj):
+        return None
+    return obj
+
+
+def show_engine_preview(context: bpy.types.Context, settings: SkinAuditSettings) -> tuple[bpy.types.Object, int]:
+    """A copy of the active skinned mesh beside it, deformed as the chosen engine draws it."""
+    obj = preview_source(context)
+    if obj is None:
+        raise InputError("select a mesh deformed by an Armature modifier to preview it in an engine")
+    return engine_preview.show_engine_preview(context, obj, get_target(settings.target))
+
+
+def remove_engine_previews(context: bpy.types.Context) -> int:
+    """Delete every engine preview of the scene."""
+    return engine_preview.remove_previews(context.scene)
+
+
+def has_engine_previews(scene: bpy.types.Scene) -> bool:
+    return bool(engine_preview.previews(scene))

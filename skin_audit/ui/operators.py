@@ -325,6 +325,61 @@ class SKIN_AUDIT_OT_export_report(bpy.types.Operator, ExportHelper):
         return {"FINISHED"}
 
 
+class SKIN_AUDIT_OT_preview_engine(bpy.types.Operator):
+    """Show a copy of the active mesh beside it, deformed as the chosen engine draws it at this pose"""
+
+    bl_idname = "skin_audit.preview_engine"
+    bl_label = "Preview in Engine"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if not _poll_scene(cls, context):
+            return False
+        if context.mode != "OBJECT":
+            cls.poll_message_set("Switch to Object Mode to preview in an engine")
+            return False
+        if actions.preview_source(context) is None:
+            cls.poll_message_set("Select a mesh deformed by an armature (not a preview)")
+            return False
+        return True
+
+    def execute(self, context):
+        try:
+            copy, nowhere = actions.show_engine_preview(context, context.scene.skin_audit)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        if nowhere:
+            self.report({"WARNING"}, f"{nowhere} vertices have no position in this engine; left at rest")
+        self.report({"INFO"}, f"Showing {copy.name!r} (remove it with Remove Preview)")
+        return {"FINISHED"}
+
+
+class SKIN_AUDIT_OT_remove_engine_preview(bpy.types.Operator):
+    """Delete the engine preview copies of this scene"""
+
+    bl_idname = "skin_audit.remove_engine_preview"
+    bl_label = "Remove Preview"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if not _poll_scene(cls, context):
+            return False
+        if context.mode != "OBJECT":
+            cls.poll_message_set("Switch to Object Mode to remove the preview")
+            return False
+        if not actions.has_engine_previews(context.scene):
+            cls.poll_message_set("No engine preview to remove")
+            return False
+        return True
+
+    def execute(self, context):
+        removed = actions.remove_engine_previews(context)
+        self.report({"INFO"}, f"Removed {removed} engine preview(s)")
+        return {"FINISHED"}
+
+
 CLASSES = (
     SKIN_AUDIT_OT_build_demo,
     SKIN_AUDIT_OT_measure_twist,
@@ -334,6 +389,8 @@ CLASSES = (
     SKIN_AUDIT_OT_show_heatmap,
     SKIN_AUDIT_OT_clear_heatmap,
     SKIN_AUDIT_OT_export_report,
+    SKIN_AUDIT_OT_preview_engine,
+    SKIN_AUDIT_OT_remove_engine_preview,
 )
 for _cls in CLASSES:
     _never_raises(_cls)

@@ -138,7 +138,11 @@ class SKIN_AUDIT_PT_audit(SkinAuditPanel, bpy.types.Panel):
         sub.active = not settings.use_gltf_tolerance
         sub.prop(settings, "weight_tolerance")
         col.prop(settings, "test_pose_angle")
+        col.prop(settings, "target")
         layout.operator("skin_audit.run_audit", icon="VIEWZOOM")
+        row = layout.row(align=True)
+        row.operator("skin_audit.preview_engine", icon="DUPLICATE")
+        row.operator("skin_audit.remove_engine_preview", text="", icon="X")
 
 
 class SKIN_AUDIT_PT_findings(SkinAuditPanel, bpy.types.Panel):

@@ -14,8 +14,14 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, Po
 
 from ..blender.build import twist_rig
 from ..core.audit.options import AuditOptions
+from ..core.engines.targets import TARGETS
 
 _DEFAULTS = AuditOptions()
+
+#: The engine targets (docs/engines.md), verified ones saying so.
+TARGET_ITEMS = tuple(
+    (t.name, t.name, f"{t.description} ({'verified against the running engine' if t.verified else 'modelled'})")
+    for t in TARGETS.values())
 
 METHOD_ITEMS = (
     ("LBS", "Linear Blend", "Linear blend skinning: the Armature modifier's Preserve Volume off"),
@@ -75,6 +81,12 @@ class SkinAuditSettings(bpy.types.PropertyGroup):
         description="Use glTF's rule instead: 2e-7 times the number of non-zero weights of each vertex",
         default=False,
     )
+    target: EnumProperty(
+        name="Engine",
+        description="Engine target the audit and Preview in Engine compare with Blender (docs/engines.md)",
+        items=TARGET_ITEMS,
+        default=_DEFAULTS.target,
+    )
     test_pose_angle: FloatProperty(
         name="Test Pose",
         description="Bend and twist angle of the test poses the audit evaluates",
@@ -91,6 +103,7 @@ def audit_options(settings: SkinAuditSettings) -> AuditOptions:
         max_influences=settings.max_influences,
         weight_tolerance="gltf" if settings.use_gltf_tolerance else settings.weight_tolerance,
         test_pose_degrees=math.degrees(settings.test_pose_angle),
+        target=settings.target,
     )
 
 
