@@ -12,7 +12,7 @@ blending ones alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -230,7 +230,7 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
         better = r.update(index, k, s, d, is_moderate(poses[k]))
         bone_worst = min(bone_worst, float(s.min()))
         if better.any():
-            posed = replace(mesh, bones=replace(mesh.bones, channel=channel))
+            posed = mesh.with_channel(channel)
             dual = accumulate_dual(co, local_cols, posed)
             r.dqs_smallest[index[better]] = dqs_rotation_measures(dual.real[better])[0]
     return bone_worst

@@ -4,8 +4,9 @@ extracts and the audit judges.  Spaces are named on every field."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,6 +16,15 @@ from ..maths.affine import hierarchy_levels, local_from_world, parent_first_orde
 from ..maths.bbone import RigBBone
 
 F64 = NDArray[np.float64]
+T = TypeVar("T")
+
+
+def _carry_caches(source: object, target: T, names: tuple[str, ...]) -> T:
+    """Copy the named ``cached_property`` values ``source`` has computed onto ``target``."""
+    for name in names:
+        if name in source.__dict__:
+            target.__dict__[name] = source.__dict__[name]
+    return target
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,10 @@ class Bones:
         """(J, 4, 4) inverses of the rest matrices."""
         out: F64 = np.linalg.inv(self.rest)
         return out
+
+    def with_channel(self, channel: F64) -> Bones:
+        """The same bones at another pose, keeping what depends on the rest pose only (no recomputation)."""
+        return _carry_caches(self, replace(self, channel=channel), ("local_rest", "walk", "rest_inverse"))
 
 
 @dataclass(frozen=True)
@@ -245,6 +259,11 @@ class SkinnedMesh:
             weights[idx, slot] = w
             fill[idx] += 1
         return InfluenceTable(bones, weights)
+
+    def with_channel(self, channel: F64) -> SkinnedMesh:
+        """The same mesh with its bones at another pose; the weight tables and rest caches are kept."""
+        return _carry_caches(self, replace(self, bones=self.bones.with_channel(channel)),
+                             ("_size", "deform_columns", "rest_armature", "flat_columns", "influence_table"))
 
     def deform_groups(self) -> NDArray[np.intp]:
         """(G,) bone index for groups naming a bone with Deform on, else -1 (Blender's pchan_from_defbase)."""
