@@ -71,6 +71,10 @@ _ENTRIES = (
        "A mesh parented to the armature, with a disabled Armature modifier, or with vertex groups named after its "
        "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones.",
        "Add (or enable) an Armature modifier pointing at the armature, or unparent the mesh if it is a prop."),
+    _h("non-finite-result", "ERROR", "The audit computed NaN or infinity",
+       "The audit computed NaN or infinity (a bone scaled to zero under Preserve Volume, a NaN vertex...): those "
+       "metrics are null and named in details.undefined, never a pass.",
+       "Fix the bone scale or the vertex the details name, then audit again."),
     _h("non-finite-weights", "ERROR", "NaN or infinite weights",
        "Weights that are NaN or infinite: no skinning can use them.", "Repaint or remove the broken groups."),
     _h("negative-weights", "ERROR", "Negative weights",
