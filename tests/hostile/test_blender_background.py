@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 
-
 from tests.cli.test_system_blender import blender_exe  # noqa: F401 (a fixture)
 from tests.hostile.conftest import REPO
 
