@@ -240,3 +240,54 @@ def test_no_engine_divergence_on_clean_weights():
     result = audit(nr.skinned_mesh(clean()), target="raw")
     assert "engine-divergence" not in codes(result)
     assert result.metrics["max_engine_divergence"] < 1e-9
+
+
+# ------------------------------------------------------------ Preserve Volume against closed forms
+
+
+def twist_closed_form(rig: nr.Rig, degrees: float) -> np.ndarray:
+    """(V, 3) Preserve Volume of a tube whose Child twists about the shared Y axis.
+
+    Blending the unit quaternions 1 and (cos a/2, 0, sin a/2, 0) with weights 1 - t and t
+    gives a rotation about Y by ``2 atan2(t sin(a/2), 1 - t + t cos(a/2))``: radii kept.
+    """
+    t = rig.weight_array()[1].astype(np.float64)
+    half = math.radians(degrees) / 2.0
+    phi = 2.0 * np.arctan2(t * math.sin(half), 1.0 - t + t * math.cos(half))
+    x, y, z = rig.rest.T
+    # A rotation about +Y: x' = x cos + z sin, z' = -x sin + z cos.
+    out = np.column_stack([x * np.cos(phi) + z * np.sin(phi), y, -x * np.sin(phi) + z * np.cos(phi)])
+    return out.astype(np.float32).astype(np.float64)
+
+
+@pytest.mark.parametrize("degrees", [100.0, 170.0])
+def test_preserve_volume_twist_matches_the_quaternion_blend(degrees):
+    rig = clean({"Child": nr.rotation("y", math.radians(degrees))})
+    dqs = ArmatureModifierSettings("A", preserve_volume=True)
+    expected = twist_closed_form(rig, degrees)
+    result = audit(nr.skinned_mesh(rig, blender=expected, modifier=dqs))
+    assert "skinning-mismatch" not in codes(result)
+    assert result.metrics["vertices_compared"] == V
+    assert result.metrics["max_numpy_vs_blender"] <= FLOAT32_MATCH
+    # LBS would shrink the 50/50 ring: the closed form is not what LBS gives.
+    lbs = nr.blender_positions(rig.rest, rig.group_names, rig.weight_array(), rig.rows, rig.channel())
+    assert np.abs(lbs - expected).max() > 0.1
+    # And a vertex off the closed form is a mismatch.
+    off = expected.copy()
+    off[36] += (0.0, 0.0, 0.01)
+    assert only(audit(nr.skinned_mesh(rig, blender=off, modifier=dqs)), "skinning-mismatch").vertices == (36,)
+
+
+def test_preserve_volume_of_single_bone_vertices_is_the_bone_matrix_with_scale_and_object_transform():
+    """A vertex on one bone moves by that bone's whole matrix (scale folded in) under DQS as under LBS."""
+    rig = clean({"Root": nr.rotation("z", 0.3), "Child": nr.rotation("x", 0.9) @ np.diag([1.4, 0.8, 1.1, 1.0])})
+    rigid = {"Root": (rig.rest[:, 1] < 0.9).astype(float), "Child": (rig.rest[:, 1] >= 0.9).astype(float)}
+    one_bone = nr.Rig(rig.rows, rig.rest, rigid, rig.edges, rig.basis)
+    pre = object_matrix()
+    expected = nr.blender_positions(rig.rest, one_bone.group_names, one_bone.weight_array(), rig.rows, rig.channel(),
+                                    pre)
+    dqs = ArmatureModifierSettings("A", preserve_volume=True)
+    result = audit(nr.skinned_mesh(one_bone, blender=expected, modifier=dqs, mesh_to_armature=pre))
+    assert "skinning-mismatch" not in codes(result)
+    assert result.metrics["max_numpy_vs_blender"] <= FLOAT32_MATCH * 4  # a size-3 mesh after the 1.5 scale
+    assert np.abs(expected - rig.rest).max() > 0.5
