@@ -26,6 +26,7 @@ from ..core.audit.options import AuditOptions
 from ..core.audit.report import FileAudit
 from ..core.engines.targets import get_target
 from ..core.errors import InputError, SkinAuditError
+from ..core.input_guard import INPUT_SUFFIXES, check_report_target
 from ..core.output_files import json_text, write_all
 from . import state
 from .properties import SkinAuditSettings, audit_options
@@ -236,6 +237,11 @@ def export_report(context: bpy.types.Context, filepath: str) -> Path:
     path = Path(bpy.path.abspath(filepath))
     if path.is_dir():
         raise InputError(f"{str(path)!r} is a folder: give a file name ending in .json")
+    if path.suffix.lower() in INPUT_SUFFIXES:
+        raise InputError(f"{str(path)!r} ends in {path.suffix!r}, a rig file type: the report is JSON; give a "
+                         "file name ending in .json")
+    # Never over the open .blend, never over a read-only file.
+    check_report_target(path, [bpy.data.filepath] if bpy.data.filepath else [], INPUT_SUFFIXES, "the report")
     text = report_json(result)
     (written,) = write_all(path.parent, {path.name: text})
     return written

@@ -76,3 +76,29 @@ def test_run_audit_on_a_nan_vertex_rig_finishes_with_a_non_finite_finding(bpy, r
     result = state.audit_result(bpy.context.scene.name)
     codes = {f.code for m in result.meshes for f in m.findings}
     assert "non-finite-result" in codes
+
+
+def test_export_report_never_replaces_the_open_blend_or_a_read_only_file(bpy, registered, hostile, tmp_path):
+    import stat
+
+    blend = hostile / "good.blend"
+    bpy.ops.wm.open_mainfile(filepath=str(blend), load_ui=False)
+    _select(bpy, "Good")
+    assert bpy.ops.skin_audit.run_audit() == {"FINISHED"}
+    before = blend.read_bytes()
+    for target in (blend, hostile / "other.glb"):
+        with pytest.raises(RuntimeError, match="rig file type"):
+            bpy.ops.skin_audit.export_report(filepath=str(target))
+    assert blend.read_bytes() == before and not (hostile / "other.glb").exists()
+    locked = tmp_path / "locked.json"
+    locked.write_text("keep", encoding="utf-8")
+    locked.chmod(stat.S_IRUSR)
+    try:
+        with pytest.raises(RuntimeError, match="read-only"):
+            bpy.ops.skin_audit.export_report(filepath=str(locked))
+        assert locked.read_text(encoding="utf-8") == "keep"
+    finally:
+        locked.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    written = tmp_path / "report.json"
+    assert bpy.ops.skin_audit.export_report(filepath=str(written)) == {"FINISHED"}
+    assert written.read_text(encoding="utf-8").startswith("{")
