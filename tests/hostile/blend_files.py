@@ -134,3 +134,24 @@ def missing_library_blend(folder: Path) -> tuple[Path, Path]:
     main = _save(folder / "uses_missing_library.blend")
     library.unlink()
     return main, library
+
+
+def incomplete_library_blend(folder: Path) -> tuple[Path, Path]:
+    """A file linking a rig from a library that still exists but no longer holds the rig.
+
+    Returns (the main file, the library path it names).
+    """
+    library = folder / "renamed_library.blend"
+    good_blend(library)
+    _fresh()
+    with bpy.data.libraries.load(str(library), link=True) as (src, dst):
+        dst.objects = list(src.objects)
+    for obj in dst.objects:
+        bpy.context.scene.collection.objects.link(obj)
+    main = _save(folder / "uses_incomplete_library.blend")
+    bpy.ops.wm.open_mainfile(filepath=str(library), load_ui=False)
+    for obj in list(bpy.data.objects):
+        obj.name = "Renamed_" + obj.name
+    bpy.ops.wm.save_mainfile()
+    _fresh()
+    return main, library

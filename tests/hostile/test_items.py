@@ -176,6 +176,18 @@ def test_a_missing_linked_library_is_named_by_path(hostile, empty_scene, tmp_pat
     assert "rig_library.blend" in entry["message"] and "missing" in entry["message"]
 
 
+def test_a_library_that_no_longer_holds_the_linked_rig_is_named(hostile, empty_scene, tmp_path):
+    from tests.hostile.blend_files import incomplete_library_blend
+
+    main, library = incomplete_library_blend(tmp_path)
+    target = tmp_path / "r.json"
+    code, out, err = run_main("audit", main, "--json", target)
+    assert code == 2, out + err
+    entry = files_by_name(strict_report(target))[main.name]
+    assert entry["status"] == "error" and library.name in entry["message"]
+    assert "no longer in it" in entry["message"]
+
+
 # 8. verify: a scene that proves nothing fails; malformed input is exit 2 with a message.
 
 def _scene(tmp_path: Path, text: str) -> Path:

@@ -42,13 +42,22 @@ def check_before_import(path: Path) -> None:
             raise InputError(f"{path}: corrupt FBX, not imported: {problem}")
 
 
-def missing_libraries() -> list[str]:
-    """Absolute paths of the open file's linked libraries that are missing on disk."""
-    out = []
+def _library_path(lib: bpy.types.Library) -> str:
+    return str(Path(bpy.path.abspath(lib.filepath, library=lib.library)).resolve())
+
+
+def missing_libraries() -> dict[str, int]:
+    """Linked libraries that are missing on disk, or that no longer hold what the file links
+    (placeholders left by Blender), by absolute path: how many linked data-blocks are placeholders."""
+    out: dict[str, int] = {}
     for lib in bpy.data.libraries:
-        absolute = Path(bpy.path.abspath(lib.filepath, library=lib.library)).resolve()
-        if not absolute.is_file() or getattr(lib, "is_missing", False):
-            out.append(str(absolute))
+        if not Path(_library_path(lib)).is_file():
+            out[_library_path(lib)] = 0
+    for coll in (bpy.data.objects, bpy.data.meshes, bpy.data.armatures, bpy.data.collections):
+        for block in coll:
+            if getattr(block, "is_missing", False) and block.library is not None:
+                path = _library_path(block.library)
+                out[path] = out.get(path, 0) + 1
     return out
 
 
@@ -59,12 +68,12 @@ def check_after_load(path: Path) -> None:
         return
     missing = missing_libraries()
     if missing:
-        placeholders = sum(1 for coll in (bpy.data.objects, bpy.data.meshes, bpy.data.armatures)
-                           for i in coll if getattr(i, "is_missing", False))
-        raise InputError(f"{path}: linked librar{'y' if len(missing) == 1 else 'ies'} missing: "
-                         f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} "
-                         f"({placeholders} linked objects, meshes or armatures are empty placeholders); "
-                         "restore the library or make its data local, then audit")
+        listed = ", ".join(f"{lib} (file missing)" if not Path(lib).is_file() else
+                           f"{lib} ({count} linked data-blocks no longer in it)"
+                           for lib, count in list(missing.items())[:3])
+        raise InputError(f"{path}: linked librar{'y' if len(missing) == 1 else 'ies'} missing or incomplete: "
+                         f"{listed}{' ...' if len(missing) > 3 else ''}; restore the library or make its data "
+                         "local, then audit")
 
 
 def read_error(path: Path, exc: BaseException) -> InputError:
