@@ -97,8 +97,23 @@ def own_skinned(bpy) -> list[tuple]:
             if m.type == "ARMATURE" and m.show_viewport and m.object is not None]
 
 
-def own_view(bpy, obj, mod) -> dict:
-    """What the rules should say about one skinned mesh, from this file's own reading."""
+def own_roots(bones) -> set[str]:
+    """Roots of the deform hierarchy (each deform bone under its nearest deform ancestor) when it
+    has several, else of the whole tree when it has several (helper roots, told as INFO)."""
+    def deform_ancestor(b):
+        p = b.parent
+        while p is not None and not p.use_deform:
+            p = p.parent
+        return p
+
+    deform_roots = {b.name for b in bones if b.use_deform and deform_ancestor(b) is None}
+    tree_roots = {b.name for b in bones if b.parent is None}
+    return deform_roots if len(deform_roots) > 1 else tree_roots if len(tree_roots) > 1 else set()
+
+
+def own_view(bpy, obj, mod, used_by_rig: set[str] | None = None) -> dict:
+    """What the rules should say about one skinned mesh and its armature, from this file's own
+    reading; ``used_by_rig``: deform bones weighted by any mesh of the armature."""
     arm = mod.object
     bones = arm.data.bones
     names, w = own_weights(obj)
@@ -119,9 +134,9 @@ def own_view(bpy, obj, mod) -> dict:
                                if u and n not in bones and n != mod.vertex_group},
         "weights-on-non-deform-bone": {n for n, u in zip(names, weighted, strict=True)
                                        if u and n in bones and not bones[n].use_deform},
-        "deform-bone-without-weights": {b.name for b in bones if b.use_deform and b.name not in used_bones},
-        "multiple-root-bones": {b.name for b in bones if b.parent is None} if
-        sum(b.parent is None for b in bones) > 1 else set(),
+        "deform-bone-without-weights": {b.name for b in bones if b.use_deform and
+                                        b.name not in (used_bones if used_by_rig is None else used_by_rig)},
+        "multiple-root-bones": own_roots(bones),
         "no-deform-bones": not any(b.use_deform for b in bones),
         "negative-armature-scale": np.linalg.det(world[:3, :3]) < 0,
         "non-uniform-armature-scale": np.ptp(col_norms) > 1e-4 * col_norms.max(),
@@ -129,12 +144,12 @@ def own_view(bpy, obj, mod) -> dict:
         "bbones-on-deform-bones": {b.name for b in bones if b.use_deform and b.bbone_segments > 1},
         "mesh-not-parented-to-armature": obj.parent != arm,
     }
-    view["sums"], view["count"] = sums, count
+    view["sums"], view["count"], view["used"] = sums, count, used_bones
     return view
 
 
 def expected_codes(view) -> set[str]:
-    return {code for code, value in view.items() if code not in ("sums", "count") and
+    return {code for code, value in view.items() if code not in ("sums", "count", "used") and
             (len(value) if isinstance(value, set) else bool(value))}
 
 
@@ -196,10 +211,19 @@ def test_findings_match_this_files_own_reading(bpy, audited, rel):
     pairs = own_skinned(bpy)
     assert sorted((m.object, m.armature) for m in result.meshes) == sorted((o.name, m.object.name) for o, m in pairs)
     audits = {(m.object, m.armature): m for m in result.meshes}
+    # The armature's findings are reported once, in its rig entry, over all its meshes.
+    rigs = {r.armature: r for r in result.rigs}
+    assert sorted(rigs) == sorted({mod.object.name for _, mod in pairs})
+    used: dict[str, set[str]] = {}
+    for obj, mod in pairs:
+        used.setdefault(mod.object.name, set()).update(own_view(bpy, obj, mod)["used"])
     for obj, mod in pairs:
         audit = audits[obj.name, mod.object.name]
         found = findings_by_code(audit)
-        view = own_view(bpy, obj, mod)
+        for f in rigs[mod.object.name].findings:
+            if f.code in RULE_CODES:
+                found.setdefault(f.code, []).append(f)
+        view = own_view(bpy, obj, mod, used[mod.object.name])
         where = f"{rel}: {obj.name}"
         # The rules that need no pose: exactly the codes this file's own reading predicts...
         static = expected_codes(view)

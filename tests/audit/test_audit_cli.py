@@ -53,8 +53,8 @@ def explain(result: subprocess.CompletedProcess[str]) -> str:
 
 
 def check_contract(report: dict) -> None:
-    """The report's shape as docs/report-format.md documents it (format version 1)."""
-    assert report["format"] == "skin_audit.report" and report["format_version"] == 1
+    """The report's shape as docs/report-format.md documents it (format version 2)."""
+    assert report["format"] == "skin_audit.report" and report["format_version"] == 2
     assert report["tool"] == {"name": "skin_audit", "version": skin_audit.__version__}
     assert isinstance(report["blender_version"], str) and report["blender_version"]
     assert isinstance(report["options"], dict)
@@ -62,14 +62,22 @@ def check_contract(report: dict) -> None:
     assert summary["files"] == len(report["files"])
     assert summary["files_with_errors"] == sum(f["status"] != "ok" for f in report["files"])
     assert summary["meshes"] == sum(len(f["meshes"]) for f in report["files"])
-    severities = [x["severity"] for f in report["files"] for m in f["meshes"] for x in m["findings"]]
+    assert summary["rigs"] == sum(len(f["rigs"]) for f in report["files"])
+    severities = [x["severity"] for f in report["files"] for m in (*f["rigs"], *f["meshes"]) for x in m["findings"]]
     rank = ["INFO", "WARNING", "ERROR"]
     assert summary["worst_severity"] == (max(severities, key=rank.index) if severities else None)
     for f in report["files"]:
         assert isinstance(f["path"], str) and f["status"] in ("ok", "error")
-        assert isinstance(f["meshes"], list)
+        assert isinstance(f["meshes"], list) and isinstance(f["rigs"], list)
         if f["status"] == "error":
-            assert isinstance(f["message"], str) and f["message"] and f["meshes"] == []
+            assert isinstance(f["message"], str) and f["message"] and f["meshes"] == [] and f["rigs"] == []
+        # One rig entry per armature, naming exactly the meshes it deforms.
+        assert sorted(r["armature"] for r in f["rigs"]) == sorted({r["armature"] for r in f["rigs"]})
+        deformed = {}
+        for m in f["meshes"]:
+            deformed.setdefault(m["armature"], []).append(m["object"])
+        assert {r["armature"]: sorted(r["meshes"]) for r in f["rigs"] if r["meshes"]} == \
+            {a: sorted(ms) for a, ms in deformed.items()}
         for m in f["meshes"]:
             assert isinstance(m["object"], str) and isinstance(m["armature"], str)
             assert isinstance(m["vertices"], int) and m["vertices"] > 0

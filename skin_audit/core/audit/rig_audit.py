@@ -38,6 +38,7 @@ from .symmetry import (
     mirror_weights,
     pair_bones,
     rotation_angle,
+    rotation_angles,
     shared_convention,
 )
 
@@ -126,7 +127,15 @@ def structure_findings(armature: str, bones: Bones) -> list[Finding]:
     dparent = deform_parents(bones.parents, bones.use_deform)
     roots = [int(j) for j in deform if dparent[j] < 0]
     if len(roots) <= 1:
-        return []
+        # Helper roots (controls, properties bones) reach only exporters that write every bone.
+        tree_roots = [bones.names[j] for j, p in enumerate(bones.parents) if p < 0]
+        if len(tree_roots) <= 1:
+            return []
+        return [Finding(
+            "multiple-root-bones", "INFO",
+            f"'{armature}' has {len(tree_roots)} root bones ({_names(tree_roots)}); its deform bones form one "
+            "hierarchy, so an exporter writing deform bones only writes one root, one writing every bone "
+            "writes them all", len(tree_roots), bones=tuple(tree_roots), details={"deform_roots": len(roots)})]
     names = [bones.names[j] for j in roots]
     helpers = sorted({bones.names[bones.parents[j]] for j in roots if bones.parents[j] >= 0})
     under = (f"; {sum(bones.parents[j] >= 0 for j in roots)} of them hang from helper bones "
@@ -252,9 +261,12 @@ def _symmetry(armature: str, meshes: Sequence[SkinnedMesh], char: _Character, op
             details={"angle_degrees": rotation_angle(convention)}))
     reference = np.eye(3) if convention is None else convention
     angles = mirror_offset_angles(rest, frames, pairs.normal, reference)
+    plain = rotation_angles(np.einsum("ji,pjk->pik", reference, np.array([f.offset for f in frames]))) \
+        if frames else np.zeros(0)
     far = tolerances.MIRROR_DISTANCE_RELATIVE * char.size
+    tol = tolerances.MIRROR_ANGLE_DEGREES
     bad = [(f.left, f.right, float(a), f.head_distance) for f, a in zip(frames, angles, strict=True)
-           if a > tolerances.MIRROR_ANGLE_DEGREES or f.head_distance > far]
+           if a > tol or f.head_distance > far]
     if bad:
         worst = max(bad, key=lambda t: t[2])
         findings.append(Finding(
@@ -264,6 +276,19 @@ def _symmetry(armature: str, meshes: Sequence[SkinnedMesh], char: _Character, op
             "backwards on mirrored poses)",
             len(bad), bones=tuple(names[i] for a, c, _, _ in bad for i in (a, c)),
             details={"worst_angle_degrees": worst[2], "worst_head_distance": worst[3]}))
+    # Along the mirror axis both half-turn mirror images are rigid turns of the left bone: not a
+    # mismatch by construction, but Blender's Paste Flipped expects its own one, so say so.
+    turned = [(f.left, f.right, float(p), f.head_distance) for f, a, p in zip(frames, angles, plain, strict=True)
+              if a <= tol < p and f.head_distance <= far]
+    if turned:
+        findings.append(Finding(
+            "mirror-axis-mismatch", "INFO",
+            f"{len(turned)} deform bone pairs lie along the mirror axis and are mirror images turned half a turn "
+            f"about their own axis ('{names[turned[0][0]]}' / '{names[turned[0][1]]}'): both are mirror images "
+            "of such a bone, but Blender's Paste Flipped expects the other one",
+            len(turned), bones=tuple(names[i] for a, c, _, _ in turned for i in (a, c)),
+            details={"worst_angle_degrees": max(t[2] for t in turned),
+                     "worst_head_distance": max(t[3] for t in turned), "along_mirror_axis": True}))
     if not pairs.pairs:
         findings.append(Finding(
             "no-mirrored-bones", "INFO",
@@ -278,6 +303,9 @@ def _weight_symmetry(meshes: Sequence[SkinnedMesh], char: _Character, names: tup
     mirror = mirror_weights(char.points, char.weights, mirror_groups(char.group_names, names, pairs), pairs,
                             options.mirror_radius_relative * char.size)
     metrics["mirror_matched_fraction"] = mirror.matched_fraction
+    for k, part in enumerate(parts):
+        lo, hi = int(char.starts[k]), int(char.starts[k + 1])
+        part.metrics["mirror_matched_fraction"] = float((mirror.partner[lo:hi] >= 0).mean()) if hi > lo else 1.0
     if mirror.matched_fraction < options.symmetric_fraction:
         what = "the mesh" if len(meshes) == 1 else f"its {len(meshes)} meshes together"
         findings.append(Finding(
@@ -290,7 +318,6 @@ def _weight_symmetry(meshes: Sequence[SkinnedMesh], char: _Character, names: tup
         lo, hi = int(char.starts[k]), int(char.starts[k + 1])
         diff = mirror.difference[lo:hi]
         part.measures["asymmetry"] = diff
-        part.metrics["mirror_matched_fraction"] = float((mirror.partner[lo:hi] >= 0).mean()) if hi > lo else 1.0
         part.metrics["max_weight_asymmetry"] = float(diff.max(initial=0.0))
         asym = diff > options.asymmetry_tolerance
         if not asym.any():
