@@ -83,7 +83,7 @@ _ENTRIES = (
        "Vertex positions that are NaN or infinite.", "Fix the mesh (or the modifier that produced them)."),
     _h("non-finite-bone-matrices", "ERROR", "NaN or infinite bone matrices",
        "Bone matrices that are NaN or infinite.", "Fix the bone (zero length, scale 0, a broken constraint)."),
-    _h("multiple-root-bones", "WARNING", "More than one root bone",
+    _h("multiple-root-bones", "WARNING / INFO", "More than one root bone",
        "The deform hierarchy (deform bones only, each under its nearest deform ancestor) has more than one "
        "root; engines expect one skeleton root.",
        "Parent the roots under one root bone."),
@@ -122,7 +122,7 @@ _ENTRIES = (
        "Report the file: the sweep does not model something in this rig."),
     _h("unpaired-side-bone", "WARNING", "Side bone without its mirror",
        "A Left/Right bone without its mirror bone by name.", "Add or rename the mirror bone (.L/.R)."),
-    _h("mirror-axis-mismatch", "WARNING", "Mirrored bones are not mirror images",
+    _h("mirror-axis-mismatch", "WARNING / INFO", "Mirrored bones are not mirror images",
        "A mirrored pair's rest frames are not mirror images (angle in details), judged against the rig's own "
        "rule when it has one.",
        "Symmetrize the armature (Armature > Symmetrize) or fix the bone roll."),
