@@ -9,6 +9,7 @@ from pathlib import Path
 from skin_audit.core.audit.mesh_audit import RULE_CODES
 from skin_audit.core.audit.report import REPORT_VERSION
 from skin_audit.core.audit.shape_checks import SHAPE_CODES
+from skin_audit.core.engines.gltf_audit import GLTF_CODES
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "report-format.md"
 
@@ -23,7 +24,7 @@ def documented_codes() -> set[str]:
 
 
 def test_every_code_is_documented_and_every_documented_code_exists():
-    assert documented_codes() == RULE_CODES | SHAPE_CODES
+    assert documented_codes() == RULE_CODES | SHAPE_CODES | GLTF_CODES  # glTF input: engines/gltf_audit.py
 
 
 def test_the_documented_version_is_the_written_one():

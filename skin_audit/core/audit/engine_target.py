@@ -34,7 +34,18 @@ def target_positions(mesh: SkinnedMesh, target: Target, channel: F64) -> F64:
     the armature's origin, as an engine skinning in that space draws it).
     """
     table = mesh.influence_table
-    drawn = exported_deform(mesh.rest_armature, table.bones, table.weights, channel, target)
+    rest = mesh.rest_armature
+    n = target.max_influences
+    if target.exporter is None and n is not None and table.bones.shape[1] > n:
+        # Used slots come first in the table, zero padding after.  A vertex with at most N
+        # influences reaches the engine with all of them (negative ones too): only padding is
+        # cut, so a padding zero never outranks one of its negative weights.
+        few = mesh.flat_columns.count <= n
+        drawn = np.empty_like(rest)
+        drawn[few] = exported_deform(rest[few], table.bones[few, :n], table.weights[few, :n], channel, target)
+        drawn[~few] = exported_deform(rest[~few], table.bones[~few], table.weights[~few], channel, target)
+    else:
+        drawn = exported_deform(rest, table.bones, table.weights, channel, target)
     back = np.linalg.inv(mesh.mesh_to_armature)
     out: F64 = drawn @ back[:3, :3].T + back[:3, 3]
     return out

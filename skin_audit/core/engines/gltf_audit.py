@@ -184,3 +184,11 @@ def unmatched_finding(imported: ImportedMesh, match: NodeMatch, target: Target) 
         count=0,
         details={"target": target.name, "reason": match.why},
     )
+
+
+#: Every code a glTF input can add to a mesh or rig entry (file checks, importer changes, the pairing).
+GLTF_CODES = frozenset({
+    "gltf-weights-not-normalised", "gltf-joint-out-of-range", "gltf-joint-repeated", "gltf-weight-negative",
+    "gltf-joint-on-zero-weight", "gltf-rotation-not-unit", "gltf-blender-clamps-weight", "gltf-blender-merges-sets",
+    "gltf-blender-changes-weights", "gltf-not-compared",
+})

@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A glTF file against what Blender made of it, on hand-built data (numpy only): every glTF
+finding code on a tiny file, the vertex pairing, the importer's weight changes, placement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skin_audit.core.engines.gltf_audit import (
+    GLTF_CODES,
+    ImportedMesh,
+    file_divergence,
+    gltf_from_blender,
+    importer_changes,
+    match_node,
+    place_file_findings,
+    unmatched_finding,
+)
+from skin_audit.core.engines.gltf_path import gltf_engine_positions
+from skin_audit.core.engines.targets import THREEJS
+from skin_audit.core.gltf.checks import file_checks
+from skin_audit.core.gltf.document import load_gltf
+from skin_audit.core.gltf.skin import skinned_primitives
+from tests.core.test_gltf_reader import Tiny
+
+POSITIONS = [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]]
+JOINTS = [[0, 1, 0, 0], [5, 0, 0, 0], [0, 1, 1, 0], [0, 0, 0, 0]]
+#: v0 clean; v1 joint 5 of a 2-joint skin; v2 above 1, negative, joint 1 on a zero slot; v3 joint 0 twice.
+WEIGHTS = [[0.5, 0.5, 0, 0], [1, 0, 0, 0], [1.2, -0.2, 0, 0], [0.5, 0.5, 0, 0]]
+
+
+def blender_coords(p: np.ndarray) -> np.ndarray:
+    """glTF Y up as Blender's importer writes it, Z up: (x, -z, y)."""
+    return np.column_stack([p[:, 0], -p[:, 2], p[:, 1]])
+
+
+@pytest.fixture
+def broken(tmp_path) -> Path:
+    t = Tiny()
+    pos = t.accessor(POSITIONS, "<f4", 5126, "VEC3", min=[0, 0, 0], max=[1, 1, 1])
+    joints = t.accessor(JOINTS, "<u1", 5121, "VEC4")
+    w = t.accessor(WEIGHTS, "<f4", 5126, "VEC4")
+    t.json["meshes"] = [{"primitives": [{"attributes": {"POSITION": pos, "JOINTS_0": joints, "WEIGHTS_0": w}}]}]
+    t.json["skins"] = [{"joints": [1, 2]}]
+    t.json["nodes"] = [{"name": "Body", "mesh": 0, "skin": 0}, {"name": "J0", "children": [2]},
+                       {"name": "J1", "translation": [0.0, 1.0, 0.0]}]
+    times = t.accessor([0.0, 1.0], "<f4", 5126, "SCALAR", min=[0.0], max=[1.0])
+    keys = t.accessor([[0, 0, 0, 2.0], [0, 0, 0, 1.0]], "<f4", 5126, "VEC4")  # key 0 has length 2
+    t.json["animations"] = [{"samplers": [{"input": times, "output": keys}],
+                             "channels": [{"sampler": 0, "target": {"node": 1, "path": "rotation"}}]}]
+    return t.gltf(tmp_path)
+
+
+def test_every_gltf_file_code_on_a_tiny_file(broken):
+    found = {f.code: f for f in file_checks(load_gltf(broken))}
+    assert 1 in found["gltf-joint-out-of-range"].vertices
+    assert 2 in found["gltf-weight-negative"].vertices
+    assert 2 in found["gltf-joint-on-zero-weight"].vertices
+    assert 3 in found["gltf-joint-repeated"].vertices
+    assert 2 in found["gltf-blender-clamps-weight"].vertices
+    assert found["gltf-rotation-not-unit"].vertices == (0,)  # keyframe 0
+    assert "gltf-weights-not-normalised" in found
+    assert set(found) <= GLTF_CODES
+
+
+def imported(doc, rest_blender: np.ndarray, weights: np.ndarray, name: str = "Body") -> ImportedMesh:
+    (drawn,) = gltf_engine_positions(doc, THREEJS)
+    world = blender_coords(drawn.positions)
+    return ImportedMesh(name, rest_blender, world, ("J0", "J1"), weights.astype(np.float32))
+
+
+def test_pairing_is_verified_on_the_rest_positions(broken):
+    doc = load_gltf(broken)
+    prims = skinned_primitives(doc)
+    names = {0: "Body", 1: "J0", 2: "J1"}
+    rest = blender_coords(np.array(POSITIONS))
+    good = imported(doc, rest, np.zeros((2, 4)))
+    match = match_node(doc, prims, good, names)
+    assert match.reliable and match.node == 0 and match.offsets == (0,)
+    np.testing.assert_allclose(gltf_from_blender(rest), POSITIONS, atol=0)
+    d = file_divergence(match, gltf_engine_positions(doc, THREEJS), good)
+    # Vertex 1's joint 5 is past the skin: three.js draws it nowhere, infinitely far.
+    assert d is not None and d[[0, 2, 3]].max() == 0.0 and d[1] == np.inf
+    # Another name does not matter when the data fits; swapped rows do.
+    assert match_node(doc, prims, imported(doc, rest, np.zeros((2, 4)), "Renamed"), names).reliable
+    swapped = imported(doc, rest[[1, 0, 2, 3]], np.zeros((2, 4)))
+    bad = match_node(doc, prims, swapped, names)
+    assert not bad.reliable and bad.node == 0 and "primitive order" in bad.why
+    assert file_divergence(bad, gltf_engine_positions(doc, THREEJS), swapped) is None
+    assert unmatched_finding(swapped, bad, THREEJS).code == "gltf-not-compared"
+    # File findings on an unpaired mesh keep their counts, not rows that may be someone else's.
+    placed = place_file_findings(file_checks(doc), bad)
+    assert placed and all(f.vertices == () and f.details["vertex_order"] == "unknown" for f in placed)
+    assert all(f.count > 0 for f in placed)
+
+
+def test_importer_changes_count_the_clamped_vertex(broken):
+    doc = load_gltf(broken)
+    prims = skinned_primitives(doc)
+    rest = blender_coords(np.array(POSITIONS))
+    # What Blender's importer stores: v2's 1.2 clamped to 1 and its -0.2 to 0; the rest as stored
+    # (v1's joint 5 names no bone: nothing; v3's repeated joint keeps its last weight).
+    groups = np.array([[0.5, 0.0, 1.0, 0.5], [0.5, 0.0, 0.0, 0.0]])
+    mesh = imported(doc, rest, groups)
+    match = match_node(doc, prims, mesh, {0: "Body"})
+    change = importer_changes(doc, match, mesh, THREEJS)
+    assert change is not None and change.code == "gltf-blender-changes-weights"
+    assert change.vertices == (2,)
+    assert (change.details["clamped"], change.details["all_zero"], change.details["other"]) == (1, 0, 0)
+    assert "Blender shows this file differently from engines" in change.message
+    # Blender holding exactly the stored weights: no finding.
+    stored = groups.copy()
+    stored[:, 2] = [1.2, -0.2]
+    assert importer_changes(doc, match, imported(doc, rest, stored), THREEJS) is None
