@@ -271,7 +271,10 @@ def engine_positions(rest: ArrayLike, group_names: Sequence[str], weights: Array
     """(V, 3) a strict engine: each vertex's ``max_influences`` largest deform weights, ``sum w C co``.
 
     No renormalising; a vertex with no weight goes to the armature origin (zero matrix).
-    Ties keep group order.
+    A vertex with at most ``max_influences`` weights keeps them all; one with more keeps the
+    largest, every deform group holding any weight ranked as in a fixed joint array (a
+    negative weight ranks below the zeros of the groups the vertex is not in).  Ties keep
+    group order.
     """
     co_all = np.asarray(rest, dtype=np.float64).tolist()
     w = np.asarray(weights, dtype=np.float32)
@@ -287,8 +290,11 @@ def engine_positions(rest: ArrayLike, group_names: Sequence[str], weights: Array
     out = []
     for v, co_mesh in enumerate(co_all):
         co = apply(pre_l, co_mesh)
-        slots = [(float(w[g, v]), g, deform[n]) for g, n in enumerate(group_names)
-                 if n in deform and float(w[g, v]) != 0.0]
+        own = [(float(w[g, v]), g, deform[n]) for g, n in enumerate(group_names)
+               if n in deform and float(w[g, v]) != 0.0]
+        slots = own if len(own) <= max_influences else \
+            [(float(w[g, v]), g, deform[n]) for g, n in enumerate(group_names)
+             if n in deform and bool((w[g] != 0).any())]
         slots.sort(key=lambda s: -s[0])  # stable: ties keep group order
         p = [0.0, 0.0, 0.0]
         for weight, _, j in slots[:max_influences]:

@@ -291,3 +291,25 @@ def test_preserve_volume_of_single_bone_vertices_is_the_bone_matrix_with_scale_a
     assert "skinning-mismatch" not in codes(result)
     assert result.metrics["max_numpy_vs_blender"] <= FLOAT32_MATCH * 4  # a size-3 mesh after the 1.5 scale
     assert np.abs(expected - rig.rest).max() > 0.5
+
+
+def test_engine_keeps_the_largest_weights_as_a_fixed_joint_array_would():
+    """Six bones; ring 4 weighs all six (distinct, in shuffled group order), ring 5 five equal
+    weights (ties keep group order), vertex 48 five weights of which two negative: -0.05
+    ranks below the zero of the group it is not in, so only three are kept."""
+    names = ("B0", "B1", "B2", "B3", "B4", "B5")
+    rig = nr.chain_tube(names, basis={"B1": nr.rotation("x", 0.5), "B3": nr.rotation("z", -0.7),
+                                      "B4": nr.rotation("y", 1.2)})
+    groups = {n: rig.groups[n].copy() for n in names}
+    for n, w in zip(names, (0.1, 0.3, 0.05, 0.25, 0.2, 0.1), strict=True):
+        groups[n][nr.ring(4)] = w
+    for n in names:
+        groups[n][nr.ring(5)] = 0.2 if n != "B0" else 0.0
+        groups[n][48] = 0.0
+    for n, w in zip(("B1", "B2", "B3", "B4", "B5"), (0.5, -0.05, 0.4, 0.3, -0.15), strict=True):
+        groups[n][48] = w
+    crowded = nr.Rig(rig.rows, rig.rest, groups, rig.edges, rig.basis)
+    result = audit(nr.skinned_mesh(crowded), target="raw")
+    own = own_divergence(crowded)
+    assert own[nr.ring(4)].min() > 1e-3 and own[nr.ring(5)].min() > 1e-3 and own[48] > 1e-3
+    np.testing.assert_allclose(result.measures["engine_divergence"], own, atol=1e-9)
