@@ -179,7 +179,8 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
 
     targets = _report_targets(args)  # fail before any work
     config_path = Path(args.config) if args.config else find_config(args.paths)
-    config = load_config(config_path) if config_path is not None else AuditConfig()
+    # A config's [audit] target must name an engine target (docs/engines.md), said with the file and key.
+    config = load_config(config_path, known_targets=_target_names()) if config_path is not None else AuditConfig()
     fields = {f.name for f in dataclasses.fields(AuditOptions)}
     overrides = config.option_overrides()
     if "target" in overrides and "target" not in fields:

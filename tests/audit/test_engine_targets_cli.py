@@ -186,3 +186,18 @@ def test_gltf_file_findings_reach_the_report(tmp_path, variant, codes):
     if variant == "all_zero":
         change = found["gltf-blender-changes-weights"]
         assert change["details"]["all_zero"] == change["count"] == found["gltf-weights-not-normalised"]["count"]
+
+
+def test_config_target_is_used_and_checked(six_influences, tmp_path, capsys):
+    config = tmp_path / "skin_audit.toml"
+    config.write_text('[audit]\ntarget = "raw"\n', encoding="utf-8")
+    mesh = only_mesh(report := audit_json(tmp_path, six_influences, "--config", config))
+    assert report["options"]["target"] == "raw"
+    assert mesh["metrics"]["engine_divergence_by_pose"]["current"] == pytest.approx(EXPECTED_CURRENT["raw"], abs=1e-6)
+    # The flag wins over the file.
+    mesh = only_mesh(audit_json(tmp_path, six_influences, "--config", config, "--target", "threejs"))
+    assert mesh["metrics"]["engine_divergence_by_pose"]["current"] == pytest.approx(EXPECTED_CURRENT["threejs"],
+                                                                                   abs=1e-6)
+    config.write_text('[audit]\ntarget = "nosuch"\n', encoding="utf-8")
+    code, _out, err = run_main("audit", six_influences, "--config", config, "--json", tmp_path / "x.json")
+    assert code == 2 and "nosuch" in err + capsys.readouterr().err
