@@ -10,7 +10,11 @@
   progress and a summary line on stderr.
 - ``cluster``: ``audit_paths_on_cluster``: the same per-file task on an existing Dask
   cluster (``--scheduler tcp://HOST:PORT``).
+- ``command_line``: the ``audit`` options (``--jobs`` ...) and the choice between workers
+  and the in-process run, for ``cli.py``.
 
 Dask is optional (``pip install skin_audit[cluster]``) and imported lazily, only by
-``cluster`` when a scheduler is given.  The Blender extension never imports this package.
+``cluster`` when a scheduler is given.  The Blender extension needs none of this: its
+command line imports ``command_line`` (argparse only), and inside a Blender executable
+files are audited in-process.  docs/scale.md is the user's guide.
 """

@@ -140,7 +140,7 @@ def audit_paths_on_cluster(
     client = _connect(scheduler, connect_timeout)
     run = uuid.uuid4().hex[:8]
     failures: Counter[str] = Counter()
-    seconds: list[float] = []
+    seconds: list[float | None] = [None] * len(entries)
     startups: list[float] = []
     versions: set[str] = set()
     workers: set[str] = set()
@@ -169,8 +169,8 @@ def audit_paths_on_cluster(
             results[index] = fa
             if outcome.reason:
                 failures[outcome.reason] += 1
-            elif outcome.file_audit is not None:
-                seconds.append(outcome.seconds)
+            if outcome.file_audit is not None:
+                seconds[index] = outcome.seconds
             startups += answer.get("startups", [])
             if answer.get("blender_version"):
                 versions.add(answer["blender_version"])
@@ -184,7 +184,7 @@ def audit_paths_on_cluster(
         client.close()
     result = BatchResult(
         files=tuple(results), blender_version=", ".join(sorted(versions)), jobs=len(workers),
-        seconds=time.monotonic() - began, startup_seconds=tuple(startups), audit_seconds=tuple(seconds),
+        seconds=time.monotonic() - began, startup_seconds=tuple(startups), file_seconds=tuple(seconds),
         worker_failures=dict(failures))
     finish(progress, result.summary_line().replace("worker(s)", f"Dask worker(s) at {scheduler}", 1))
     return result

@@ -42,8 +42,8 @@ class BatchResult:
     seconds: float
     #: Each worker start (Python, Blender and skin_audit imports), seconds.
     startup_seconds: tuple[float, ...] = ()
-    #: Each file audited in a worker (its load and audit), seconds.
-    audit_seconds: tuple[float, ...] = ()
+    #: Per file, in input order: seconds its worker spent loading and auditing it (None: no worker answered).
+    file_seconds: tuple[float | None, ...] = ()
     #: Files lost to a worker, by reason ('signal', 'exit', 'timeout', 'memory', 'internal', 'start', 'lost').
     worker_failures: Mapping[str, int] = field(default_factory=dict)
 
@@ -52,8 +52,8 @@ class BatchResult:
         lost = ", ".join(f"{n} {reason}" for reason, n in sorted(self.worker_failures.items()))
         start = (f"; worker start {sum(self.startup_seconds) / len(self.startup_seconds):.2f} s "
                  f"x {len(self.startup_seconds)}") if self.startup_seconds else ""
-        audit = (f", audit {sum(self.audit_seconds) / len(self.audit_seconds):.2f} s per file"
-                 if self.audit_seconds else "")
+        timed = [s for s in self.file_seconds if s is not None]
+        audit = f", audit {sum(timed) / len(timed):.2f} s per file" if timed else ""
         return (f"skin_audit: {len(self.files)} file(s) in {self.seconds:.1f} s with {self.jobs} worker(s): "
                 f"{len(self.files) - errors} ok, {errors} error(s)"
                 + (f" (worker lost on {lost})" if lost else "") + start + audit)
@@ -126,7 +126,7 @@ def audit_paths_parallel(
     threads = [threading.Thread(target=run, args=(w,), name=f"skin_audit-worker-{n}", daemon=True)
                for n, w in enumerate(workers)]
     failures: Counter[str] = Counter()
-    seconds: list[float] = []
+    seconds: list[float | None] = [None] * len(entries)
     try:
         for t in threads:
             t.start()
@@ -136,8 +136,8 @@ def audit_paths_parallel(
             results[index] = fa
             if outcome.reason:
                 failures[outcome.reason] += 1
-            if outcome.reason not in ("start", "timeout"):
-                seconds.append(outcome.seconds)
+            if outcome.file_audit is not None:
+                seconds[index] = outcome.seconds
             advance(progress, fa.status == "ok")
     except BaseException:
         # An interrupt: no new file starts, running workers are killed, the caller reports it.
@@ -158,7 +158,7 @@ def audit_paths_parallel(
     result = BatchResult(
         files=tuple(results), blender_version=", ".join(versions) or _own_blender_version(), jobs=jobs,
         seconds=time.monotonic() - began, startup_seconds=tuple(s for w in workers for s in w.startups),
-        audit_seconds=tuple(seconds), worker_failures=dict(failures))
+        file_seconds=tuple(seconds), worker_failures=dict(failures))
     finish(progress, result.summary_line())
     return result
 

@@ -33,6 +33,30 @@ KILLED_ONCE = "RiggedSimple.gltf"
 KILLS_ALWAYS = "32_weights_influence_9.blend"
 
 
+def orphaned_audit_processes() -> list[str]:
+    """Audit worker processes whose Dask worker is gone (a killed worker must take its Blender along)."""
+    def cmdline(pid: str) -> str:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                return f.read().replace(b"\0", b" ").decode()
+        except OSError:
+            return ""
+
+    orphans = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        line = cmdline(pid)
+        if "fault_worker.py" in line:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    parent = f.read().rsplit(")", 1)[1].split()[1]
+            except OSError:
+                continue
+            # Its parent is a Dask worker (its process title, or how the nanny spawns it), or it is an orphan.
+            if not any(mark in cmdline(parent) for mark in ("dask worker", "dask_worker", "spawn_main")):
+                orphans.append(f"{pid} (parent {parent}: {cmdline(parent)[:80]!r}): {line[:120]}")
+    return orphans
+
+
 def _stop(proc: subprocess.Popen) -> None:
     """Stop a process we started and its children (a worker's nanny and its Blenders)."""
     if proc.poll() is None:
@@ -103,6 +127,7 @@ def test_a_worker_killed_mid_file_costs_nothing(scheduler, in_process, options, 
                                     stream=io.StringIO())
     assert marker.exists(), "the fault never fired: no worker was killed"
     assert file_dicts(result.files) == in_process
+    assert not orphaned_audit_processes()
 
 
 def test_a_file_that_kills_every_worker_is_reported_after_one_retry(scheduler, in_process, options):
@@ -117,6 +142,7 @@ def test_a_file_that_kills_every_worker_is_reported_after_one_retry(scheduler, i
     assert "on 2 different workers" in lost["message"], lost  # the first try and one retry
     assert [f for f in files if f is not lost] == [f for f in in_process if not f["path"].endswith(KILLS_ALWAYS)]
     assert result.worker_failures == {"lost": 1}
+    assert not orphaned_audit_processes()
 
 
 def test_a_path_missing_on_the_worker_is_that_files_error(scheduler, options):
