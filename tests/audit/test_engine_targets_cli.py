@@ -61,6 +61,22 @@ def six_influences(bpy, tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def six_animated(bpy, six_influences, tmp_path_factory) -> Path:
+    """The same rig keyed at rest on frame 1 and posed on frame 11; saved on frame 1."""
+    bpy.ops.wm.open_mainfile(filepath=str(six_influences))
+    arm = bpy.data.objects["Six_Armature"]
+    for k, pb in enumerate(arm.pose.bones):
+        pb.keyframe_insert("location", frame=11)
+        pb.location = (0.0, 0.0, 0.0)
+        pb.keyframe_insert("location", frame=1)
+    bpy.context.scene.frame_set(1)
+    path = tmp_path_factory.mktemp("animated") / "six_animated.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    return path
+
+
 def audit_json(tmp_path: Path, *args: str | Path) -> dict:
     out = tmp_path / f"report{len(list(tmp_path.glob('report*.json')))}.json"
     code, _stdout, stderr = run_main("audit", *args, "--json", out, "--no-shape-checks", "--fail-on", "never")
@@ -201,3 +217,16 @@ def test_config_target_is_used_and_checked(six_influences, tmp_path, capsys):
     config.write_text('[audit]\ntarget = "nosuch"\n', encoding="utf-8")
     code, _out, err = run_main("audit", six_influences, "--config", config, "--json", tmp_path / "x.json")
     assert code == 2 and "nosuch" in err + capsys.readouterr().err
+
+
+def test_frame_on_a_blend_audits_that_frame(six_animated, tmp_path):
+    """Saved on frame 1 (rest): nothing to see; --frame 11 poses the bones as the hand sums say.
+    The file is never saved: it is still on frame 1 afterwards."""
+    before = six_animated.read_bytes()
+    at_rest = only_mesh(audit_json(tmp_path, six_animated, "--target", "raw"))
+    assert at_rest["metrics"]["engine_divergence_by_pose"]["current"] < 1e-9
+    posed = only_mesh(report := audit_json(tmp_path, six_animated, "--target", "raw", "--frame", "11"))
+    assert report["options"]["frame"] == 11
+    assert posed["metrics"]["engine_divergence_by_pose"]["current"] == pytest.approx(EXPECTED_CURRENT["raw"],
+                                                                                    abs=1e-6)
+    assert six_animated.read_bytes() == before
