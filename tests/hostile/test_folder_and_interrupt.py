@@ -62,38 +62,66 @@ def _gltf_folder(tmp_path: Path, copies: int) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("existing", [False, True])
-def test_ctrl_c_inside_the_gltf_importer_stops_the_run_with_exit_130_and_no_report(tmp_path, existing):
-    folder = _gltf_folder(tmp_path, 12)
+def _prepare(tmp_path: Path, existing: bool) -> tuple[Path, Path]:
     out = tmp_path / "out"
     out.mkdir()
     target = out / "report.json"
     if existing:
         target.write_text('{"old": "report"}\n', encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, "-u", "-m", "skin_audit", "audit", str(folder), "--json", str(target)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seen = []
-    try:
-        # The glTF importer logs while it works: interrupt on its second file, mid-import.
-        imports = 0
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            seen.append(line)
-            if "Data are loaded" in line:
-                imports += 1
-                if imports == 2:
-                    proc.send_signal(signal.SIGINT)
-                    break
-        _, rest = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    stderr = "".join(seen) + rest
-    assert imports == 2, stderr[-3000:]
-    assert proc.returncode == 130, stderr[-3000:]
-    assert "interrupted" in stderr
+    return out, target
+
+
+def _assert_nothing_written(out: Path, target: Path, existing: bool) -> None:
     if existing:
         assert target.read_text(encoding="utf-8") == '{"old": "report"}\n'
     else:
         assert not target.exists()
     assert os.listdir(out) == (["report.json"] if existing else [])  # no staging folder left behind
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_ctrl_c_inside_the_gltf_importer_stops_the_run_with_exit_130_and_no_report(tmp_path, existing):
+    # One file is audited in this process: the SIGINT lands inside Blender's glTF importer, which
+    # catches every exception (it used to report the valid file "cannot be read" and write a report).
+    source = ASSETS / "CesiumMan" / "glTF-Binary" / "CesiumMan.glb"
+    out, target = _prepare(tmp_path, existing)
+    proc = subprocess.Popen([sys.executable, "-u", "-m", "skin_audit", "audit", str(source), "--json", str(target)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            seen.append(line)
+            if "Data are loaded" in line:  # the importer logs this mid-import
+                proc.send_signal(signal.SIGINT)
+                break
+        _, rest = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stderr = "".join(seen) + rest
+    assert any("Data are loaded" in line for line in seen), stderr[-3000:]
+    assert proc.returncode == 130, stderr[-3000:]
+    assert "interrupted" in stderr
+    _assert_nothing_written(out, target, existing)
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_ctrl_c_on_a_folder_run_in_workers_exits_130_and_writes_no_report(tmp_path, existing):
+    # A terminal's Ctrl-C reaches the whole process group: the run and its Blender workers.
+    folder = _gltf_folder(tmp_path, 24)
+    out, target = _prepare(tmp_path, existing)
+    proc = subprocess.Popen([sys.executable, "-m", "skin_audit", "audit", str(folder), "--json", str(target),
+                             "--jobs", "2"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        time.sleep(8.0)  # workers started (about 5 s each) and auditing; the run takes about 20 s
+        assert proc.poll() is None, "the run ended before the interrupt"
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr[-3000:]
+    assert "interrupted" in stderr
+    _assert_nothing_written(out, target, existing)
