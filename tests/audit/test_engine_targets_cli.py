@@ -230,3 +230,21 @@ def test_frame_on_a_blend_audits_that_frame(six_animated, tmp_path):
     assert posed["metrics"]["engine_divergence_by_pose"]["current"] == pytest.approx(EXPECTED_CURRENT["raw"],
                                                                                     abs=1e-6)
     assert six_animated.read_bytes() == before
+
+
+def test_clip_plays_the_same_animation_on_both_sides(tmp_path):
+    """Fox's Run clip at frame 10: Blender (its importer's action for Run) and threejs (the file's
+    Run) agree; the clip matters, so a side left on the first clip would be far off."""
+    from skin_audit.core.engines.gltf_path import gltf_engine_positions
+    from skin_audit.core.engines.targets import THREEJS
+    from skin_audit.core.gltf.document import load_gltf
+
+    fox = CESIUM.parents[2] / "Fox" / "glTF-Binary" / "Fox.glb"
+    mesh = only_mesh(report := audit_json(tmp_path, fox, "--clip", "Run", "--frame", "10"))
+    assert report["options"]["clip"] == "Run"
+    size = mesh["metrics"]["size"]
+    assert mesh["metrics"]["engine_divergence_by_pose"]["current"] < 1e-6 * size * 10
+    doc = load_gltf(fox)
+    (run,) = gltf_engine_positions(doc, THREEJS, "Run", 10 / 24)
+    (first,) = gltf_engine_positions(doc, THREEJS, None, 10 / 24)
+    assert np.linalg.norm(run.positions - first.positions, axis=1).max() > 1e-2 * size
