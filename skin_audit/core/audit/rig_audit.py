@@ -158,7 +158,7 @@ def armature_findings(mesh: SkinnedMesh) -> list[Finding]:
         out.append(Finding("negative-armature-scale", "ERROR",
                            f"'{arm}' is mirrored (scale {user_scale}, negative determinant): "
                            "mirrored skinning flips normals and breaks exports"))
-    elif np.ptp(scale) > 1e-4 * np.abs(scale).max():
+    elif np.ptp(scale) > tolerances.NON_UNIFORM_SCALE_RELATIVE * np.abs(scale).max():
         out.append(Finding("non-uniform-armature-scale", "WARNING",
                            f"'{arm}' has non-uniform scale {scale.round(4).tolist()}: "
                            "apply it (Ctrl+A) before export"))
@@ -232,7 +232,7 @@ def _character(meshes: Sequence[SkinnedMesh]) -> _Character:
     points = np.concatenate([to_armature(m) for m in meshes])
     edges = np.concatenate([m.edges + starts[k] for k, m in enumerate(meshes)]).astype(np.intp)
     ok = np.isfinite(points).all(axis=1)
-    size = max(float(np.ptp(points[ok], axis=0).max()) if ok.any() else 1.0, 1e-6)
+    size = max(float(np.ptp(points[ok], axis=0).max()) if ok.any() else 1.0, tolerances.MIN_MESH_SIZE)
     return _Character(points, weights, tuple(names), edges, starts, size)
 
 
