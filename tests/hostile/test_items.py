@@ -185,7 +185,7 @@ def test_a_library_that_no_longer_holds_the_linked_rig_is_named(hostile, empty_s
     assert code == 2, out + err
     entry = files_by_name(strict_report(target))[main.name]
     assert entry["status"] == "error" and library.name in entry["message"]
-    assert "no longer in it" in entry["message"]
+    assert "no longer holds them" in entry["message"]
 
 
 # 8. verify: a scene that proves nothing fails; malformed input is exit 2 with a message.
