@@ -133,3 +133,11 @@ BABYLON_WEIGHT_SUM_SLACK = 2e-3
 #: mesh size (float32 engine arithmetic, about 1e-7 measured), and so do a shape key's
 #: displacements below it.
 BABYLON_SAME_POSITION_RELATIVE = 1e-5
+
+
+# --- Rig audit (issue 10) ---------------------------------------------------------------
+
+#: A bone within this angle (degrees) of the mirror plane's normal lies along the mirror
+#: axis: reflection leaves its X and Z axes in place, so Blender's mirror image (flip X) and
+#: the same turned half a turn about the bone (flip Z) are both rigid turns of the left bone.
+ALONG_MIRROR_AXIS_DEGREES = 5.0

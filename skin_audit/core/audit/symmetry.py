@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import tolerances
 from ..maths.mesh_graph import nearest_within
 
 F64 = NDArray[np.float64]
@@ -178,10 +179,6 @@ def rotation_angles(r: F64) -> F64:
     return out
 
 
-#: A bone within this angle (degrees) of the mirror plane's normal lies along the mirror axis:
-#: reflection leaves its X and Z axes in place, so "flip X" (Blender) and "flip Z" (a turn of
-#: 180 degrees about the bone's own axis) are equally its mirror image.
-ALONG_AXIS_DEGREES = 5.0
 #: 180 degrees about the bone's own Y axis.
 TURN_Y = np.diag([-1.0, 1.0, -1.0])
 
@@ -189,7 +186,7 @@ TURN_Y = np.diag([-1.0, 1.0, -1.0])
 def mirror_offset_angles(rest: F64, frames: list[PairFrames], normal: F64, reference: F64) -> F64:
     """(P,) how far each pair's frame offset is from ``reference`` (degrees), degenerate pairs excepted.
 
-    A pair whose left bone lies along the mirror axis (within ALONG_AXIS_DEGREES of ``normal``)
+    A pair whose left bone lies along the mirror axis (within tolerances.ALONG_MIRROR_AXIS_DEGREES of ``normal``)
     has two mirror images a half turn about its own axis apart; it is judged against the nearer.
     """
     if not frames:
@@ -198,7 +195,7 @@ def mirror_offset_angles(rest: F64, frames: list[PairFrames], normal: F64, refer
     # ij,pjk->pik: each offset seen from the reference rule.
     angles = rotation_angles(np.einsum("ji,pjk->pik", reference, offsets))
     y = rest[[f.left for f in frames], :3, 1]
-    along = np.abs(y @ normal) >= np.cos(np.radians(ALONG_AXIS_DEGREES)) * np.linalg.norm(y, axis=1)
+    along = np.abs(y @ normal) >= np.cos(np.radians(tolerances.ALONG_MIRROR_AXIS_DEGREES)) * np.linalg.norm(y, axis=1)
     if along.any():
         turned = rotation_angles(np.einsum("ij,pjk->pik", TURN_Y, np.einsum("ji,pjk->pik", reference,
                                                                              offsets[along])))
