@@ -13,9 +13,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
+
+# requirements-dev.txt pins hypothesis; the bpy 4.2 venv (which runs only blender42 tests) lacks it.
+pytest.importorskip("hypothesis", reason="hypothesis is a dev dependency of .venv (requirements-dev.txt)")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
 
 from skin_audit.core.audit.armature_modifier import deform_both, recompute_blender
 from skin_audit.core.audit.finite import finite_audit
