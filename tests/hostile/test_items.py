@@ -15,7 +15,7 @@ import pytest
 
 from tests.hostile.conftest import files_by_name, mesh_findings, run_main, strict_report
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.blender42]
 
 
 # 1. --json never overwrites an input, never writes into an input folder under an input extension,
