@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,6 +35,12 @@ def require_output_dir(path: str | os.PathLike[str]) -> Path:
 def write_all(folder: str | os.PathLike[str], files: Mapping[str, str]) -> list[Path]:
     """Write ``{name: text}`` into ``folder`` atomically as a set; return the paths."""
     out = require_output_dir(folder)
+    for name in files:
+        target = out / name
+        # A read-only file says "keep me": refused before anything is written (os.replace would not ask).
+        if target.is_file() and not target.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            raise InputError(f"{str(target)!r} is read-only; it is not replaced (nothing was written). Make it "
+                             "writable or write elsewhere")
     try:
         staging = Path(tempfile.mkdtemp(prefix=".skin_audit-", dir=out))
     except OSError as exc:
