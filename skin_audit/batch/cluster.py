@@ -14,7 +14,9 @@ A worker lost for outside reasons (its machine, a kill) is Dask's business: the
 scheduler re-runs its tasks on another worker; after ``distributed.scheduler.allowed-
 failures`` losses on one task (start the scheduler with
 ``DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=1`` for "retry once") the client gets
-``KilledWorker`` and reports that file as an error.  ``retries=1`` re-runs a task that
+``KilledWorker`` and reports that file as an error.  A loss counts against every task
+the worker holds, queued ones too, hence ``WORKER_SATURATION=1.0`` beside it
+(docs/scale.md).  ``retries=1`` re-runs a task that
 raised (e.g. a worker without skin_audit installed), on any worker.
 
 Workers read each file from the path the client gives: the library must sit on a

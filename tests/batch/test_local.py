@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.blender, pytest.mark.slow]
 
 CRASHING = "RiggedSimple.glb"
 HANGING = "32_weights_influence_6.blend"
+HOGGING = "RiggedSimple.gltf"
 
 
 def run(options, **kwargs):
@@ -29,52 +30,38 @@ def run(options, **kwargs):
     return result, stream.getvalue()
 
 
-def without(files: list[dict], name: str) -> list[dict]:
-    return [f for f in files if not f["path"].endswith(name)]
-
-
 def only(files: list[dict], name: str) -> dict:
     (found,) = [f for f in files if f["path"].endswith(name)]
     return found
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_workers_give_the_in_process_report(in_process, options, jobs):
-    result, log = run(options, jobs=jobs)
+def test_a_worker_gives_the_in_process_report(in_process, options):
+    # Two workers: tests/batch/test_cli_batch.py and the fault test below.
+    result, log = run(options, jobs=1)
     assert file_dicts(result.files) == in_process
-    assert result.jobs == jobs and result.blender_version
-    assert len(result.startup_seconds) == jobs and sum(s is not None for s in result.file_seconds) == 6
+    assert result.jobs == 1 and result.blender_version
+    assert len(result.startup_seconds) == 1 and sum(s is not None for s in result.file_seconds) == 6
     # Not a terminal: no progress line, one summary line.
     assert log.count("\n") == 1 and log.startswith("skin_audit: 7 file(s)") and "6 ok, 1 error(s)" in log
 
 
-def test_a_segfault_costs_only_its_file(in_process, options):
-    result, log = run(options, jobs=2, command=fault_command(crash_on=CRASHING))
-    files = file_dicts(result.files)
-    crashed = only(files, CRASHING)
-    assert crashed["status"] == "error" and crashed["meshes"] == []
-    assert "signal SIGSEGV" in crashed["message"] and crashed["message"].startswith(crashed["path"])
-    assert without(files, CRASHING) == without(in_process, CRASHING)
-    assert result.worker_failures == {"signal": 1} and "1 signal" in log
-
-
-def test_a_file_past_the_timeout_is_stopped(in_process, options):
-    result, _ = run(options, jobs=2, file_timeout=3, command=fault_command(hang_on=HANGING))
-    files = file_dicts(result.files)
-    assert only(files, HANGING)["status"] == "error"
-    assert "timeout after 3 s" in only(files, HANGING)["message"]
-    assert without(files, HANGING) == without(in_process, HANGING)
-    assert result.worker_failures == {"timeout": 1}
-
-
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="--file-memory-mb needs RLIMIT_AS and /proc")
-def test_a_file_past_the_memory_limit_fails_alone(in_process, options):
-    # 4 GB asked for under a 500 MB limit: a real MemoryError in the worker.
-    result, _ = run(options, jobs=1, file_memory_mb=500, command=fault_command(hog_on=CRASHING))
+def test_a_crash_a_hang_and_a_memory_hog_cost_only_their_files(in_process, options):
+    # One run, three faults (tests/batch/fault_worker.py): a SIGSEGV, a sleep past the
+    # timeout, and 4 GB asked for under a 500 MB limit (a real MemoryError).
+    result, log = run(options, jobs=2, file_timeout=8, file_memory_mb=500,
+                      command=fault_command(crash_on=CRASHING, hang_on=HANGING, hog_on=HOGGING))
     files = file_dicts(result.files)
-    assert "out of memory" in only(files, CRASHING)["message"] and "500 MB" in only(files, CRASHING)["message"]
-    assert without(files, CRASHING) == without(in_process, CRASHING)
-    assert result.worker_failures == {"memory": 1}
+    crashed, hung, hog = only(files, CRASHING), only(files, HANGING), only(files, HOGGING)
+    assert crashed["status"] == hung["status"] == hog["status"] == "error"
+    assert crashed["meshes"] == hung["meshes"] == hog["meshes"] == []
+    assert crashed["message"].startswith(crashed["path"] + ": ") and "signal SIGSEGV" in crashed["message"]
+    assert "timeout after 8 s" in hung["message"]
+    assert "out of memory" in hog["message"] and "500 MB" in hog["message"]
+    faulty = {crashed["path"], hung["path"], hog["path"]}
+    assert [f for f in files if f["path"] not in faulty] == [f for f in in_process if f["path"] not in faulty]
+    assert result.worker_failures == {"signal": 1, "timeout": 1, "memory": 1}
+    assert "1 memory, 1 signal, 1 timeout" in log
 
 
 def test_progress_on_a_terminal(options):
