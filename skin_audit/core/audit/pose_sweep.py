@@ -12,6 +12,7 @@ blending ones alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,7 @@ from numpy.typing import NDArray
 
 from .. import tolerances
 from ..maths.affine import rotation
+from ..maths.bbone import rig_pose_segments, vertex_matrices
 from ..maths.collapse import Columns, blended_linear, dqs_rotation_measures, squash_measures
 from .armature_modifier import accumulate_dual, to_armature
 from .skinned_mesh import SkinnedMesh
@@ -136,12 +138,14 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     by_bone: dict[int, list[int]] = {}
     for k, p in enumerate(poses):
         by_bone.setdefault(p.bone, []).append(k)
+    shaped = _shaped_bbones(mesh)
     for bone, pose_ids in by_bone.items():
         lin = pose_channel(mesh, poses[pose_ids[0]])[:, :3, :3]
         is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
         is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
-        if not (is_i | is_r).all():
-            per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, r)
+        bent = _bent_bbones(mesh, is_r, shaped)
+        if not (is_i | is_r).all() or bent:
+            per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, r, bent)
             continue
         turned = is_r[table.bones] & nonzero
         other = ~turned & nonzero
@@ -204,8 +208,60 @@ class _SweepArrays:
         return better
 
 
-def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], r: _SweepArrays) -> float:
-    """One bone's poses evaluated numerically (blended 3x3, SVD); returns the bone's worst value."""
+def _shaped_bbones(mesh: SkinnedMesh) -> set[int]:
+    """Weighted B-Bones whose segments do not sit on their rest frames with every channel at rest
+    (a curve, ease or scale set on the bone): their vertices change shape under any pose."""
+    bbones = mesh.bones.bbones
+    if not bbones:
+        return set()
+    rest_channel = np.broadcast_to(np.eye(4), mesh.bones.rest.shape)
+    out = set()
+    for j in {b for b, _, _ in mesh.deform_columns}:
+        rb = bbones[j] if j < len(bbones) else None
+        if rb is None:
+            continue
+        segs = rig_pose_segments(rb, j, rest_channel, mesh.bones.rest)
+        if np.abs(segs - rb.rest_segments).max() > tolerances.BBONE_SEGMENT_SHAPED:
+            out.add(j)
+    return out
+
+
+def _bent_bbones(mesh: SkinnedMesh, turned: NDArray[np.bool_], shaped: AbstractSet[int]) -> set[int]:
+    """Weighted B-Bones a sweep pose bends: the bone and its handles do not all turn alike."""
+    bbones = mesh.bones.bbones
+    if not bbones:
+        return set()
+    out = set(shaped)
+    for j in {b for b, _, _ in mesh.deform_columns}:
+        rb = bbones[j] if j < len(bbones) else None
+        if rb is None or j in out:
+            continue
+        ends = [k for k in (rb.prev_bone, rb.next_bone) if k >= 0]
+        if any(turned[k] != turned[j] for k in ends):
+            out.add(j)
+    return out
+
+
+def _bbone_linear(mesh: SkinnedMesh, local_cols: Columns, co: F64, channel: F64, bent: AbstractSet[int],
+                  linear: F64) -> None:
+    """Replace each bent B-Bone column's ``w C_j`` in ``linear`` by its per-vertex segment blend."""
+    bbones = mesh.bones.bbones
+    for j, idx, w in local_cols:
+        if j not in bent:
+            continue
+        rb = bbones[j]
+        assert rb is not None
+        segments = rig_pose_segments(rb, j, channel, mesh.bones.rest)
+        per_vertex = vertex_matrices(co[idx], rb.spline, channel[j], rb.rest_segments, segments)[:, :3, :3]
+        linear[idx] += w[:, None, None] * (per_vertex - channel[j, :3, :3])
+
+
+def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], r: _SweepArrays,
+                  bent: AbstractSet[int] = frozenset()) -> float:
+    """One bone's poses evaluated numerically (blended 3x3, SVD); returns the bone's worst value.
+
+    Vertices on a B-Bone the pose bends are measured with its segments' per-vertex blend.
+    """
     columns = mesh.deform_columns
     v = mesh.vertex_count
     channel0 = pose_channel(mesh, poses[pose_ids[0]])
@@ -214,7 +270,11 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
     classes_hit = np.zeros((int(motion_class.max()) + 1, v), dtype=bool)
     for b, idx, _ in columns:
         classes_hit[motion_class[b], idx] = True
-    index = np.flatnonzero(classes_hit.sum(axis=0) >= 2)
+    changing = classes_hit.sum(axis=0) >= 2
+    for b, idx, _ in columns:
+        if b in bent:
+            changing[idx] = True
+    index = np.flatnonzero(changing)
     if index.size == 0:
         return 1.0
     sub = _restrict(columns, np.isin(np.arange(v), index))
@@ -226,6 +286,8 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
     for k in pose_ids:
         channel = pose_channel(mesh, poses[k])
         linear, contrib = blended_linear(local_cols, channel, index.size)
+        if bent:
+            _bbone_linear(mesh, local_cols, co, channel, bent, linear)
         s, d = squash_measures(linear, contrib)
         better = r.update(index, k, s, d, is_moderate(poses[k]))
         bone_worst = min(bone_worst, float(s.min()))
