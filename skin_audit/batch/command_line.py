@@ -62,6 +62,8 @@ def audit_in_workers(args: argparse.Namespace, todo: list[str], options: Any,
     if explicit and in_process_for:
         raise InputError(f"{explicit[0]} runs files in worker processes, but {in_process_for} needs them "
                          f"in this process: drop one of the two")
+    if args.scheduler is not None and args.jobs is not None:
+        raise InputError("--jobs sets local workers, but --scheduler sends the files to the cluster's: drop --jobs")
     if args.scheduler is not None:
         from .cluster import audit_paths_on_cluster
 

@@ -61,7 +61,8 @@ def test_ctrl_c_stops_the_run_and_its_workers(tmp_path):
 
 
 @pytest.mark.parametrize("flags", [["--jobs", "2", "--html", "x.html"], ["--jobs", "0"], ["--file-timeout", "-1"],
-                                   ["--file-memory-mb", "lots"]])
+                                   ["--file-memory-mb", "lots"],
+                                   ["--jobs", "2", "--scheduler", "tcp://127.0.0.1:9"]])
 def test_unusable_batch_options_exit_2(tmp_path, flags):
     proc = cli(BATCH_PATHS[1], *[str(tmp_path / f) if f.endswith(".html") else f for f in flags])
     out, err = proc.communicate(timeout=120)
