@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The numpy fixes against hand-computed weights: what changes, what never does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skin_audit.core.errors import InputError
+from skin_audit.core.fixes.weights import (
+    limit_and_normalize,
+    merge_rows,
+    normalize,
+    remove_below,
+    remove_cells,
+    transfer_from_neighbours,
+)
+
+F32 = np.float32
+
+
+def cells(fix):
+    return {tuple(c) for c in fix.changed.tolist()}
+
+
+def test_normalize_scales_unlocked_deform_rows_only():
+    # groups: A, B deform; C non-deform; D deform locked
+    w = np.array([[0.2, 0.5, 0.0],
+                  [0.2, 0.5, 0.0],
+                  [0.7, 0.0, 0.9],
+                  [0.2, 0.0, 0.0]], dtype=F32)
+    deform = [True, True, False, True]
+    locked = [False, False, False, True]
+    fix = normalize(w, deform, locked)
+    # vertex 0: locked 0.2, free 0.4 -> each 0.4 (0.8 / 2); vertex 1 already sums to 1; vertex 2 has no deform weight
+    assert fix.weights[:, 0].tolist() == pytest.approx([0.4, 0.4, 0.7, 0.2], abs=1e-7)
+    assert cells(fix) == {(0, 0), (1, 0)}
+    assert np.array_equal(fix.weights[:, 1:], w[:, 1:])
+    assert np.array_equal(fix.weights[2:], w[2:])  # non-deform and locked rows untouched
+    assert fix.skipped.tolist() == []
+
+
+def test_normalize_locked_over_one_empties_the_free_groups_and_skips_zero_vertices():
+    w = np.array([[0.3, 0.0], [1.0, 0.0], [0.0, 0.5]], dtype=F32)
+    fix = normalize(w, [True, True, True], [False, True, True], vertices=[0, 1])
+    assert fix.weights[:, 0].tolist() == [0.0, 1.0, 0.0]
+    assert fix.skipped.tolist() == [1]  # vertex 1: its only weight is locked
+    assert cells(fix) == {(0, 0)}
+
+
+def test_limit_and_normalize_by_hand():
+    # vertex 0: 5 deform weights .4 .3 .1 .1 .1 (sum 1) -> n=3 keeps .4 .3 and the FIRST .1 (ties: earlier group)
+    w = np.array([[0.4, 0.5], [0.3, 0.5], [0.1, 0.0], [0.1, 0.0], [0.1, 0.0], [0.6, 0.6]], dtype=F32)
+    deform = [True] * 5 + [False]
+    fix = limit_and_normalize(w, deform, [False] * 6, 3)
+    s = 0.4 + 0.3 + 0.1
+    assert fix.weights[:5, 0] == pytest.approx([0.4 / s, 0.3 / s, 0.1 / s, 0.0, 0.0], abs=1e-7)
+    assert cells(fix) == {(0, 0), (1, 0), (2, 0), (3, 0), (4, 0)}
+    assert np.array_equal(fix.weights[:, 1], w[:, 1])  # under the limit: untouched
+    assert fix.weights[5, 0] == w[5, 0]  # non-deform row
+
+
+def test_limit_keeps_locked_weights():
+    # the smallest weight is locked: it stays, the next smallest unlocked goes
+    w = np.array([[0.5], [0.3], [0.15], [0.05]], dtype=F32)
+    fix = limit_and_normalize(w, [True] * 4, [False, False, False, True], 3)
+    assert fix.weights[3, 0] == w[3, 0]
+    assert fix.weights[2, 0] == 0.0
+    assert fix.weights[:2, 0] == pytest.approx(np.array([0.5, 0.3]) * 0.95 / 0.8, abs=1e-7)
+
+
+def test_remove_below_and_keep_last_weights():
+    w = np.array([[0.98, 0.005], [0.02, 0.004], [0.5, 0.0]], dtype=F32)
+    fix = remove_below(w, [True, True, False], [False, False, False], 0.03)
+    assert fix.weights[:, 0].tolist() == [1.0, 0.0, 0.5]
+    assert np.array_equal(fix.weights[:, 1], w[:, 1])  # all its weights are small: kept, reported
+    assert fix.skipped.tolist() == [1]
+
+
+def test_remove_cells_refuses_locked_and_renormalises():
+    w = np.array([[0.5, 1.0], [0.5, 0.0]], dtype=F32)
+    fix = remove_cells(w, [True, True], [False, False], [[1, 0]])
+    assert fix.weights[:, 0].tolist() == [1.0, 0.0]
+    assert cells(fix) == {(0, 0), (1, 0)}
+    with pytest.raises(InputError, match="locked"):
+        remove_cells(w, [True, True], [False, True], [[1, 0]])
+
+
+def test_merge_rows_moves_and_clears():
+    w = np.array([[0.25, 0.0], [0.75, 1.0], [0.5, 0.5]], dtype=F32)
+    fix = merge_rows(w, [True, False, True], [False, False, False], source=1, target=0)
+    assert fix.weights[:, 0].tolist() == [1.0, 0.0, 0.5]
+    assert fix.weights[:, 1].tolist() == [1.0, 0.0, 0.5]
+    assert np.array_equal(fix.weights[2], w[2])
+    with pytest.raises(InputError, match="locked"):
+        merge_rows(w, [True, False, True], [True, False, False], source=1, target=0)
+
+
+def test_transfer_walks_rings_along_edges():
+    # a path 0-1-2-3-4; vertex 0 is all A, vertex 4 all B; 1..3 unweighted; a lone vertex 5
+    w = np.zeros((2, 6), dtype=F32)
+    w[0, 0] = 1.0
+    w[1, 4] = 1.0
+    edges = [[0, 1], [1, 2], [2, 3], [3, 4]]
+    fix = transfer_from_neighbours(w, [True, True], [False, False], edges, [1, 2, 3, 5])
+    # ring 1: vertex 1 <- vertex 0 (A), vertex 3 <- vertex 4 (B); ring 2: vertex 2 <- mean of 1 and 3
+    assert fix.weights[:, 1].tolist() == [1.0, 0.0]
+    assert fix.weights[:, 3].tolist() == [0.0, 1.0]
+    assert fix.weights[:, 2].tolist() == [0.5, 0.5]
+    assert fix.skipped.tolist() == [5]
+    assert {v for _, v in cells(fix)} == {1, 2, 3}
+
+
+def test_bad_shapes_and_nan_are_refused():
+    from skin_audit.core.errors import ShapeError
+
+    with pytest.raises(ShapeError, match=r"\(2,\)"):
+        normalize(np.zeros((2, 3), F32), [True], [False, False])
+    with pytest.raises(InputError, match="non-finite"):
+        normalize(np.full((1, 1), np.nan, F32), [True], [False])
