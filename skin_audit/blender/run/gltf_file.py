@@ -17,10 +17,12 @@ from ...core.audit.rig_audit import RigAudit
 from ...core.engines.divergence import divergence_by_pose, divergence_finding
 from ...core.engines.gltf_audit import (
     ImportedMesh,
+    drop_vanished,
     file_divergence,
     importer_changes,
     match_node,
     place_file_findings,
+    target_file_findings,
     unmatched_finding,
 )
 from ...core.engines.gltf_path import gltf_engine_positions
@@ -86,6 +88,7 @@ def gltf_audit(path: Path, options: AuditOptions, rigs: tuple[RigAudit, ...], me
     engine = gltf_engine_positions(doc, target, options.clip, time)
     prims = skinned_primitives(doc)
     checks = file_checks(doc)
+    target_checks = target_file_findings(doc, target, options.clip, time)
     node_names = {i: str(n.get("name", "")) for i, n in enumerate(doc.items("nodes"))}
     depsgraph = bpy.context.evaluated_depsgraph_get()
     out = []
@@ -96,7 +99,7 @@ def gltf_audit(path: Path, options: AuditOptions, rigs: tuple[RigAudit, ...], me
             continue
         imported = _imported(obj, depsgraph)
         match = match_node(doc, prims, imported, node_names)
-        found = place_file_findings(checks, match)
+        found = place_file_findings(checks, match) + place_file_findings(target_checks, match)
         changes = importer_changes(doc, match, imported, target)
         found += [changes] if changes is not None else []
         kept = [f for f in audit.findings if f.code != "engine-divergence"]
@@ -108,6 +111,7 @@ def gltf_audit(path: Path, options: AuditOptions, rigs: tuple[RigAudit, ...], me
             metrics.update(max_engine_divergence=None, engine_divergence_by_pose={})
             measures.pop("engine_divergence", None)
         else:
+            d = drop_vanished(d, found)
             size = float(metrics.get("size") or 1.0)
             per_pose = {"current": d}
             metrics.update(max_engine_divergence=float(d.max(initial=0.0)),

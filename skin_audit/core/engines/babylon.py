@@ -322,7 +322,8 @@ def babylon_findings(
     target_weights : (T,) float64, optional
         The primitive's morph targets and their influences at the pose.
     where : str
-        Object name for the messages.
+        Object name for the messages, also ``details["where"]`` (a primitive's ``label`` when
+        the audit is to place the findings on a Blender mesh).
     weight_quantum : float
         Step of the stored weights (1/255, 1/65535; 0 for floats). Sums off by no more than
         half a step per slot are the storage's rounding: reported as INFO, not WARNING.
@@ -339,7 +340,8 @@ def babylon_findings(
     gpu = deform_gpu(points, joints_sets, weights_sets, joint_matrices)
     _, weights = babylon_influences(joints_sets, weights_sets)
     n_slots = weights.shape[1]
-    base = {"target": TARGET, "engine_version": BABYLON_VERSION, "influences_read": n_slots}
+    # ``where`` in the details too: the audit places a primitive's findings on the Blender mesh by it.
+    base = {"target": TARGET, "engine_version": BABYLON_VERSION, "influences_read": n_slots, "where": where}
     findings: list[Finding] = []
 
     cpu_bad = ~np.isfinite(cpu).all(axis=1)
@@ -490,7 +492,7 @@ def babylon_gltf_positions(
         deltas = np.asarray(prim.morph_positions, dtype=np.float64).reshape(-1, *prim.positions.shape)
         influences = morph_weights(doc, prim, pose.animation, time)
         morphed = apply_morph(prim.positions, deltas, influences) if len(deltas) else prim.positions
-        where = f"node {prim.node} mesh {prim.mesh} primitive {prim.primitive}"
+        where = prim.label
         out.append(BabylonPrimitive(
             primitive=prim,
             cpu=deform_cpu(prim.positions, joints, weights, mats),

@@ -21,6 +21,8 @@ from numpy.typing import NDArray
 from ..findings import Finding
 from ..gltf.document import GltfDocument
 from ..gltf.skin import SkinnedPrimitive, skin_joints
+from .babylon import FINDING_CODES as BABYLON_CODES
+from .babylon import VANISHING_VERTICES, babylon_gltf_positions
 from .divergence import divergence
 from .gltf_path import EnginePositions, stacked_influences
 from .targets import Target
@@ -186,9 +188,34 @@ def unmatched_finding(imported: ImportedMesh, match: NodeMatch, target: Target) 
     )
 
 
-#: Every code a glTF input can add to a mesh or rig entry (file checks, importer changes, the pairing).
+def target_file_findings(doc: GltfDocument, target: Target, clip: str | int | None, time: float | None
+                         ) -> list[Finding]:
+    """What ``target`` itself says about the file at ``time`` (Babylon: vanishing vertices, shading of
+    unnormalised weights, CPU/GPU paths), per primitive (``details.where`` is its label, the rows its
+    own), for :func:`place_file_findings`; nothing for targets without such findings."""
+    if target.name != "babylon":
+        return []
+    return [f for b in babylon_gltf_positions(doc, clip, time) for f in b.findings]
+
+
+def drop_vanished(d: F64, found: list[Finding]) -> F64:
+    """(V,) ``d`` with the non-finite distance of each vertex a vanishing finding names set to 0.
+
+    A vertex the engine does not draw has no distance to Blender's; ``babylon-vertex-vanishes``
+    reports it, so it is not also a ``non-finite-result`` (whose advice, a bone scaled to zero,
+    would mislead).  Any other non-finite distance stays for that check.
+    """
+    rows = np.array(sorted({v for f in found if f.code == VANISHING_VERTICES for v in f.vertices}), dtype=np.intp)
+    rows = rows[(rows >= 0) & (rows < len(d))]
+    out = d.copy()
+    out[rows] = np.where(np.isfinite(d[rows]), d[rows], 0.0)
+    return out
+
+
+#: Every code a glTF input can add to a mesh or rig entry (file checks, importer changes, the pairing,
+#: and the target's own findings about the file).
 GLTF_CODES = frozenset({
     "gltf-weights-not-normalised", "gltf-joint-out-of-range", "gltf-joint-repeated", "gltf-weight-negative",
     "gltf-joint-on-zero-weight", "gltf-rotation-not-unit", "gltf-blender-clamps-weight", "gltf-blender-merges-sets",
-    "gltf-blender-changes-weights", "gltf-not-compared",
+    "gltf-blender-changes-weights", "gltf-not-compared", *BABYLON_CODES,
 })

@@ -95,6 +95,22 @@ _ENTRIES = (
     _h("gltf-blender-changes-weights", "WARNING", "Blender shows this glTF file differently from engines",
        "Blender's imported vertex groups differ from the file's stored weights (clamped, merged, all-zero).",
        "Fix the weights in the file; Blender's view of it is not what engines draw."),
+    _h("babylon-vertex-vanishes", "ERROR", "Vertices vanish in Babylon.js",
+       "Vertices with no positive weight among the slots Babylon reads: its CPU skinning makes them NaN and its "
+       "shader gives them no screen position, so they vanish with their triangles.",
+       "Give every vertex a positive weight on a joint of its skin."),
+    _h("babylon-unnormalised-weights-shading", "WARNING / INFO", "Babylon.js shades unnormalised weights elsewhere",
+       "Weights that do not sum to 1: Babylon draws the vertex where Blender does, but its shader lights, fogs and "
+       "reflects it at its position times the sum (INFO when only the stored integers' rounding is off).",
+       "Normalise the weights before export."),
+    _h("babylon-cpu-gpu-differ", "WARNING", "Babylon.js CPU and GPU skinning differ",
+       "Babylon's CPU path skips weights that are not > 0, its shader uses every slot: negative weights put the "
+       "vertex in two places.",
+       "Remove negative weights."),
+    _h("babylon-shape-keys-ignored-on-cpu", "WARNING", "Babylon.js CPU skinning ignores shape keys",
+       "Vertices moved by morph targets (shape keys) at the audited time: Babylon's CPU skinning path skins them "
+       "without the morph.",
+       "Keep Babylon's GPU skinning for this mesh, or bake the shape keys."),
     _h("gltf-not-compared", "INFO", "glTF file not compared with Blender",
        "The object's vertices could not be matched to the file's rows, so the target's drawing of the file is not "
        "compared with Blender.",
