@@ -1,0 +1,230 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Apply a fix to one skinned mesh: audit it, change only what the finding names, audit again.
+
+Weight fixes are computed by ``core/fixes`` on the (G, V) array and written cell by cell
+(``VertexGroup.add(..., 'REPLACE')`` for a new value, ``remove`` for a weight that becomes
+0); every other cell, group, vertex and object is left alone.  Property fixes change one
+flag per bone or modifier the finding names.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import bpy
+import numpy as np
+from numpy.typing import NDArray
+
+from ...core.audit.options import AuditOptions
+from ...core.audit.report import MeshAudit
+from ...core.audit.stray_weights import segment_distance
+from ...core.errors import InputError
+from ...core.findings import Finding
+from ...core.fixes import weights as wfix
+from ..read.arrays import mesh_positions
+from ..read.weights import group_weights
+from ..run.audit_scene import armature_modifiers, audit_meshes
+
+#: Every code a fix exists for, with what it does (the panel's tooltip, the CLI's help).
+FIXABLE: dict[str, str] = {
+    "too-many-influences": "keep the N largest deform weights per vertex, then normalise those vertices",
+    "weights-not-normalized": "scale the unlocked deform weights of the listed vertices to sum to 1",
+    "unweighted-vertices": "give unweighted vertices their nearest weighted neighbours' weights along the mesh",
+    "stray-weights": "remove unlocked deform weights below the threshold, then normalise those vertices",
+    "group-without-bone": "remove the vertex group, or merge its weights into a deform bone's group",
+    "weights-on-non-deform-bone": "remove the vertex group, or merge its weights into a deform bone's group",
+    "deform-bone-without-weights": "turn Deform off on the bones that move no vertex",
+    "preserve-volume-on": "turn Preserve Volume off on the Armature modifier (engines skin with LBS)",
+    "bbones-on-deform-bones": "set B-Bone segments to 1 on deform bones (what exporters bake anyway)",
+}
+
+
+@dataclass(frozen=True)
+class FixSettings:
+    """The options of the fixes (each fix reads the ones it needs)."""
+
+    max_influences: int = 4
+    threshold: float = 0.01
+    #: For group-without-bone / weights-on-non-deform-bone: "remove" or "merge".
+    group_action: str = "remove"
+    #: Bone whose group receives merged weights; "" means the nearest deform bone.
+    merge_into: str = ""
+
+
+@dataclass(frozen=True)
+class FixOutcome:
+    """What a fix did to one mesh, and the finding counts (summed ``count`` per code) around it."""
+
+    object: str
+    code: str
+    message: str
+    changed_cells: int
+    before: dict[str, int] = field(default_factory=dict)
+    after: dict[str, int] = field(default_factory=dict)
+
+
+def group_rows(obj: bpy.types.Object, audit: MeshAudit) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """(G,) deform flags (the group names a deform bone of the audited armature) and lock flags."""
+    arm = bpy.data.objects[audit.armature]
+    deform = {b.name for b in arm.data.bones if b.use_deform}
+    groups = list(obj.vertex_groups)
+    return (np.array([g.name in deform for g in groups], dtype=bool),
+            np.array([g.lock_weight for g in groups], dtype=bool))
+
+
+def write_weight_fix(obj: bpy.types.Object, before: NDArray[np.float32], fix: wfix.WeightFix) -> int:
+    """Write exactly ``fix.changed``: a new non-zero value replaces, a 0 removes the membership."""
+    groups = list(obj.vertex_groups)
+    for g in np.unique(fix.changed[:, 0]):
+        vg = groups[int(g)]
+        if vg.lock_weight:
+            raise InputError(f"'{obj.name}': group '{vg.name}' is locked; a fix never changes it")
+        verts = fix.changed[fix.changed[:, 0] == g, 1]
+        values = fix.weights[g, verts]
+        gone = verts[values == 0.0]
+        if gone.size:
+            vg.remove(gone.tolist())
+        for value in np.unique(values[values != 0.0]):  # one call per distinct value
+            vg.add(verts[values == value].tolist(), float(value), "REPLACE")
+    obj.data.update()
+    return len(fix.changed)
+
+
+def _counts(audits: Sequence[MeshAudit]) -> dict[str, int]:
+    out: Counter[str] = Counter()
+    for a in audits:
+        for f in a.findings:
+            out[f.code] += max(f.count, 1)
+    return dict(out)
+
+
+def _edges(mesh: bpy.types.Mesh) -> NDArray[np.intp]:
+    edges = np.zeros(len(mesh.edges) * 2, dtype=np.int32)
+    mesh.edges.foreach_get("vertices", edges)
+    return edges.reshape(-1, 2).astype(np.intp)
+
+
+def nearest_deform_bone(obj: bpy.types.Object, arm: bpy.types.Object, row: NDArray[np.float32]) -> str:
+    """The deform bone closest (rest segment) to the weighted centre of a group's vertices;
+    bones whose group is locked are passed over (a merge would change it)."""
+    locked = {g.name for g in obj.vertex_groups if g.lock_weight}
+    deform = [b for b in arm.data.bones if b.use_deform and b.name not in locked]
+    if not deform:
+        raise InputError(f"'{arm.name}' has no unlocked deform bone to merge into; remove the group instead")
+    points = mesh_positions(obj.data)
+    to_arm = np.array(arm.matrix_world.inverted() @ obj.matrix_world, dtype=np.float64)
+    w = row.astype(np.float64)
+    centre = (points * w[:, None]).sum(axis=0) / w.sum()
+    centre = to_arm[:3, :3] @ centre + to_arm[:3, 3]
+    d = [float(segment_distance(centre[None], np.array(b.head_local), np.array(b.tail_local))[0]) for b in deform]
+    return deform[int(np.argmin(d))].name
+
+
+def _group_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, settings: FixSettings) -> tuple[str, int]:
+    name = finding.groups[0]
+    vg = obj.vertex_groups.get(name)
+    if vg is None:
+        return f"group '{name}' is gone already", 0
+    if vg.lock_weight:
+        raise InputError(f"'{obj.name}': group '{name}' is locked; unlock it to remove or merge it")
+    before = group_weights(obj)
+    cells = int((before[vg.index] != 0).sum())
+    if settings.group_action == "remove":
+        obj.vertex_groups.remove(vg)
+        return f"removed group '{name}' ({cells} weights)", cells
+    if settings.group_action != "merge":
+        raise InputError(f"group action must be 'remove' or 'merge', got {settings.group_action!r}")
+    arm = bpy.data.objects[audit.armature]
+    target = settings.merge_into or nearest_deform_bone(obj, arm, before[vg.index])
+    bone = arm.data.bones.get(target)
+    if bone is None or not bone.use_deform:
+        raise InputError(f"'{target}' is not a deform bone of '{arm.name}'; pick one to merge '{name}' into")
+    target_group = obj.vertex_groups.get(target)
+    if target_group is None:
+        target_group = obj.vertex_groups.new(name=target)
+        before = np.vstack([before, np.zeros((1, before.shape[1]), np.float32)])
+    deform, locked = group_rows(obj, audit)
+    fix = wfix.merge_rows(before, deform, locked, vg.index, target_group.index)
+    write_weight_fix(obj, before, fix)
+    obj.vertex_groups.remove(vg)
+    return f"merged group '{name}' into '{target}' ({cells} weights)", len(fix.changed)
+
+
+def _weight_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, settings: FixSettings) -> tuple[str, int]:
+    before = group_weights(obj)
+    deform, locked = group_rows(obj, audit)
+    code = finding.code
+    if code == "too-many-influences":
+        fix = wfix.limit_and_normalize(before, deform, locked, settings.max_influences)
+    elif code == "weights-not-normalized":
+        fix = wfix.normalize(before, deform, locked, vertices=finding.vertices)
+    elif code == "unweighted-vertices":
+        fix = wfix.transfer_from_neighbours(before, deform, locked, _edges(obj.data), finding.vertices)
+    else:  # stray-weights
+        fix = wfix.remove_below(before, deform, locked, settings.threshold)
+    return fix.message, write_weight_fix(obj, before, fix)
+
+
+def _property_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding) -> tuple[str, int]:
+    arm = bpy.data.objects[audit.armature]
+    if finding.code == "preserve-volume-on":
+        mods = [m for m in armature_modifiers(obj) if m.object == arm and m.use_deform_preserve_volume]
+        for m in mods:
+            m.use_deform_preserve_volume = False
+        return f"turned Preserve Volume off on {', '.join(repr(m.name) for m in mods)}", len(mods)
+    bones = [arm.data.bones[n] for n in finding.bones if n in arm.data.bones]
+    for b in bones:
+        if finding.code == "deform-bone-without-weights":
+            b.use_deform = False
+        else:
+            b.bbone_segments = 1
+    what = "Deform off" if finding.code == "deform-bone-without-weights" else "B-Bone segments 1"
+    return f"{what} on {len(bones)} bones of '{arm.name}'", len(bones)
+
+
+def apply_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, settings: FixSettings) -> tuple[str, int]:
+    """Apply the fix for one finding of ``audit`` (the audit of ``obj``); (message, cells or items changed)."""
+    if finding.code not in FIXABLE:
+        raise InputError(f"no fix for '{finding.code}'; fixable: {', '.join(FIXABLE)}")
+    if finding.code in ("group-without-bone", "weights-on-non-deform-bone"):
+        return _group_fix(obj, audit, finding, settings)
+    if finding.code in ("preserve-volume-on", "deform-bone-without-weights", "bbones-on-deform-bones"):
+        return _property_fix(obj, audit, finding)
+    return _weight_fix(obj, audit, finding, settings)
+
+
+def fix_mesh(context: bpy.types.Context, obj: bpy.types.Object, codes: Sequence[str],
+             settings: FixSettings = FixSettings(), options: AuditOptions | None = None) -> list[FixOutcome]:
+    """Audit ``obj``, apply the fix of each code it has a finding for, re-audit after each.
+
+    ``options`` are the audit's (default: no shape checks, unless stray-weights is asked for);
+    its influence limit is the fix's.  Returns one outcome per code (a code with no finding
+    says so and changes nothing).
+    """
+    for code in codes:
+        if code not in FIXABLE:
+            raise InputError(f"no fix for '{code}'; fixable: {', '.join(FIXABLE)}")
+    if obj.mode == "EDIT" or any(m.object.mode == "EDIT" for m in armature_modifiers(obj)):
+        raise InputError(f"'{obj.name}' or its armature is in Edit Mode; leave it, then fix")
+    options = options or AuditOptions(shape_checks="stray-weights" in codes)
+    options = replace(options, max_influences=settings.max_influences)
+    outcomes = []
+    audits = audit_meshes(context, [obj], options)
+    for code in codes:
+        before = _counts(audits)
+        done, changed = [], 0
+        for audit in audits:
+            for finding in [f for f in audit.findings if f.code == code]:
+                message, n = apply_fix(obj, audit, finding, settings)
+                done.append(message)
+                changed += n
+            if code in ("deform-bone-without-weights", "bbones-on-deform-bones"):
+                break  # the armature's finding repeats on every modifier's audit
+        if done:
+            context.view_layer.update()
+            audits = audit_meshes(context, [obj], options)
+        outcomes.append(FixOutcome(obj.name, code, "; ".join(done) or f"no '{code}' finding on '{obj.name}'",
+                                   changed, before, _counts(audits)))
+    return outcomes
