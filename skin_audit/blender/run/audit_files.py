@@ -18,9 +18,9 @@ from ...core.audit.report import AuditReport, FileAudit
 from ...core.errors import InputError, SkinAuditError
 from ...core.input_guard import INPUT_SUFFIXES
 from ..session import reset_to_empty_scene
-from .guarded import check_after_load, check_before_import, guarded_audit, read_error
 from .audit_scene import audit_rigs, missing_modifiers, skinned_meshes
 from .gltf_file import gltf_audit, set_audited_frame
+from .guarded import check_after_load, check_before_import, guarded_audit, read_error
 
 SUFFIXES = INPUT_SUFFIXES
 

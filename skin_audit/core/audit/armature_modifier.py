@@ -19,7 +19,7 @@ follows the number of weights, not vertices x bones.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -345,4 +345,4 @@ def _top_n_slots(weights: F64, count: NDArray[np.intp], columns: int, n: int) ->
 def _with_channel(mesh: SkinnedMesh, channel: F64) -> SkinnedMesh:
     if channel is mesh.bones.channel:
         return mesh
-    return replace(mesh, bones=replace(mesh.bones, channel=channel))
+    return mesh.with_channel(channel)

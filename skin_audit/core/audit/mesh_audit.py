@@ -205,7 +205,8 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
     metrics: dict[str, float | int | None] = {
         "max_influences": int(influences.max()) if influences.size else 0,
         "unweighted_vertices": int((deform_sum <= tolerances.BLENDER_MIN_CONTRIB).sum()),
-        "max_weight_sum_error": float(np.abs(deform_sum - 1.0)[deform_sum > 1e-4].max(initial=0.0)),
+        "max_weight_sum_error": float(
+            np.abs(deform_sum - 1.0)[deform_sum > tolerances.BLENDER_MIN_CONTRIB].max(initial=0.0)),
         "size": size,
     }
 
@@ -219,7 +220,8 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
         metrics["max_numpy_vs_blender"] = float(diff.max(initial=0.0))
         metrics["vertices_compared"] = int((~skip).sum())
         # Blender works in float32; tiny weight sums amplify its rounding (near the 1e-4 rule).
-        tol = np.where(deform_sum < 1e-2, 1e-3, tolerances.SKINNING_MATCH_RELATIVE) * max(size, 1.0)
+        tol = np.where(deform_sum < tolerances.TINY_SUM, tolerances.TINY_SUM_MATCH_RELATIVE,
+                       tolerances.SKINNING_MATCH_RELATIVE) * max(size, 1.0)
         bad = diff > tol
         if bad.any():
             findings.append(_finding(
@@ -251,7 +253,8 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
                 moved, max_drift=float(rest_drift.max()), causes=causes))
     if mesh.cleared_channel is not None:
         dev = np.abs(mesh.cleared_channel - np.eye(4)).max(axis=(1, 2))
-        moved_bones = [mesh.bones.names[j] for j in np.flatnonzero((dev > 1e-5) & mesh.bones.use_deform)]
+        bones_moved = np.flatnonzero((dev > tolerances.BONE_MOVED) & mesh.bones.use_deform)
+        moved_bones = [mesh.bones.names[j] for j in bones_moved]
         # Only vertices weighted to a bone whose cleared channel is not exactly the identity can move.
         table = mesh.influence_table
         not_identity = np.any(mesh.cleared_channel != np.eye(4), axis=(1, 2))

@@ -101,7 +101,7 @@ def _squash_finding(code: str, severity: Severity, bad: NDArray[np.bool_], value
     pose = sweep.poses[pose_of[worst_v]]
     involved = sorted({names[sweep.poses[k].bone] for k in np.unique(pose_of[bad]) if k >= 0})
     dqs = float(sweep.dqs_smallest[bad].min())
-    keeps = "would keep their shape" if dqs > 1.0 - 1e-6 else f"would reach {dqs:.3g}"
+    keeps = "would keep their shape" if dqs > 1.0 - tolerances.UNIT_MEASURE else f"would reach {dqs:.3g}"
     scope = "" if severity == "WARNING" else " (only at 180-degree test poses)"
     note, links = rig_links_note(bones, pose.bone)
     return Finding(
