@@ -107,14 +107,16 @@ def run_audit(context: bpy.types.Context, settings: SkinAuditSettings) -> state.
         if not meshes:
             raise InputError("nothing to audit: select a mesh with an Armature modifier, or its armature")
         with progress(context) as step:
-            audits = tuple(finite_audit(a) for a in audit_scene.audit_meshes(context, meshes, options,
-                                                                          progress=step))
+            # Rig entries keep each armature's findings once (not repeated on every mesh).
+            rig_audits, mesh_audits = audit_scene.audit_rigs(context, meshes, options, progress=step)
+        rigs = tuple(finite_audit(r) for r in rig_audits)
+        audits = tuple(finite_audit(a) for a in mesh_audits)
     except Exception as exc:  # the panel shows every failure, a bug of ours too; the operator reports it
         message = str(exc) if isinstance(exc, SkinAuditError) else \
             f"internal error (a skin_audit bug; please report it): {type(exc).__name__}: {exc}"
         state.set_audit_result(scene_name, state.AuditResult(options=options, error=message))
         raise
-    result = state.AuditResult(meshes=audits, options=options)
+    result = state.AuditResult(meshes=audits, options=options, rigs=rigs)
     state.set_audit_result(scene_name, result)
     return result
 
@@ -163,6 +165,21 @@ def select_finding(context: bpy.types.Context, mesh_index: int, finding_index: i
         raise InputError(f"finding {finding.code!r} names no vertex")
     obj = _audited_object(audit.object)
     return Selected(obj.name, "vertices", selection.select_vertices(context, obj, finding.vertices))
+
+
+def select_rig_finding(context: bpy.types.Context, rig_index: int, finding_index: int) -> Selected:
+    """Select the bones a rig entry's finding names, in Pose Mode on its armature."""
+    result = require_audit(context.scene)
+    if not 0 <= rig_index < len(result.rigs):
+        raise InputError(f"there is no audited rig number {rig_index}: run the audit again")
+    rig = result.rigs[rig_index]
+    if not 0 <= finding_index < len(rig.findings):
+        raise InputError(f"{rig.armature!r} has no finding number {finding_index}: run the audit again")
+    finding = rig.findings[finding_index]
+    if not finding.bones:
+        raise InputError(f"finding {finding.code!r} names no bone")
+    armature = _audited_object(rig.armature)
+    return Selected(armature.name, "bones", selection.select_bones(context, armature, finding.bones))
 
 
 def pose_details(finding) -> tuple[str, str, float] | None:
@@ -225,7 +242,7 @@ def clear_heatmap(context: bpy.types.Context) -> int:
 def report_json(result: state.AuditResult) -> str:
     """The last audit as the JSON report (docs/report-format.md)."""
     options = result.options if result.options is not None else AuditOptions()
-    files = (FileAudit(path=bpy.data.filepath, status="ok", meshes=result.meshes),)
+    files = (FileAudit(path=bpy.data.filepath, status="ok", meshes=result.meshes, rigs=result.rigs),)
     return json_text(make_report(files, options).to_dict())
 
 

@@ -208,6 +208,38 @@ class SKIN_AUDIT_OT_select_finding(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class SKIN_AUDIT_OT_select_rig_finding(bpy.types.Operator):
+    """Select the bones this armature finding names (Pose Mode)"""
+
+    bl_idname = "skin_audit.select_rig_finding"
+    bl_label = "Select Rig Finding"
+    bl_options = {"REGISTER", "UNDO"}
+
+    rig_index: IntProperty(name="Rig", description="Audited armature number", min=0, options={"SKIP_SAVE"})
+    finding_index: IntProperty(name="Finding", description="Finding number of that armature", min=0,
+                               options={"SKIP_SAVE"})
+
+    @classmethod
+    def poll(cls, context):
+        return _poll_audited(cls, context)
+
+    @classmethod
+    def description(cls, context, properties):
+        result = state.audit_result(context.scene.name) if context.scene is not None else None
+        rigs = result.rigs if result is not None else ()
+        if properties.rig_index < len(rigs) and properties.finding_index < len(rigs[properties.rig_index].findings):
+            return f"Select the bones of: {rigs[properties.rig_index].findings[properties.finding_index].message}"
+        return cls.__doc__
+
+    def execute(self, context):
+        try:
+            selected = actions.select_rig_finding(context, self.rig_index, self.finding_index)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        self.report({"INFO"}, f"Selected {selected.count} {selected.kind} of {selected.object!r}")
+        return {"FINISHED"}
+
+
 class SKIN_AUDIT_OT_show_test_pose(bpy.types.Operator):
     """Pose the armature at this finding's worst test pose (all other channels at rest; undo restores)"""
 
@@ -385,6 +417,7 @@ CLASSES = (
     SKIN_AUDIT_OT_measure_twist,
     SKIN_AUDIT_OT_run_audit,
     SKIN_AUDIT_OT_select_finding,
+    SKIN_AUDIT_OT_select_rig_finding,
     SKIN_AUDIT_OT_show_test_pose,
     SKIN_AUDIT_OT_show_heatmap,
     SKIN_AUDIT_OT_clear_heatmap,

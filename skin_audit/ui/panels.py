@@ -13,6 +13,7 @@ import textwrap
 import bpy
 
 from ..blender.build import twist_rig
+from ..core.audit.rig_audit import RigAudit
 from ..core.findings import Finding, worst_severity
 from . import state
 
@@ -163,6 +164,8 @@ class SKIN_AUDIT_PT_findings(SkinAuditPanel, bpy.types.Panel):
             box.alert = True
             _wrapped(box, result.error, "CANCEL")
             return
+        for rig_index, rig in enumerate(result.rigs):
+            _draw_rig(layout.box(), rig, rig_index)
         for mesh_index, audit in enumerate(result.meshes):
             box = layout.box()
             title = f"{audit.object} ({audit.vertices} vertices)"
@@ -180,10 +183,30 @@ class SKIN_AUDIT_PT_findings(SkinAuditPanel, bpy.types.Panel):
         layout.operator("skin_audit.export_report", icon="EXPORT")
 
 
-def _draw_finding(layout, finding: Finding, mesh_index: int, finding_index: int, has_armature: bool) -> None:
-    row = layout.row(align=True)
+def _finding_label(row, finding: Finding) -> None:
     count = f" ({finding.count})" if finding.count else ""
     row.label(text=f"{finding.code}{count}", icon=SEVERITY_ICONS[finding.severity])
+
+
+def _draw_rig(box, rig: RigAudit, rig_index: int) -> None:
+    """One armature's entry: its meshes and its findings (reported once, not per mesh)."""
+    box.label(text=rig.armature, icon="ARMATURE_DATA")
+    if rig.meshes:
+        _wrapped(box, "meshes: " + ", ".join(rig.meshes), "MESH_DATA")
+    if not rig.findings:
+        box.label(text="No findings", icon="CHECKMARK")
+    for finding_index, finding in enumerate(rig.findings):
+        row = box.row(align=True)
+        _finding_label(row, finding)
+        if finding.bones:
+            op = row.operator("skin_audit.select_rig_finding", text="", icon="BONE_DATA")
+            op.rig_index, op.finding_index = rig_index, finding_index
+        _wrapped(box, finding.message)
+
+
+def _draw_finding(layout, finding: Finding, mesh_index: int, finding_index: int, has_armature: bool) -> None:
+    row = layout.row(align=True)
+    _finding_label(row, finding)
     if finding.vertices:
         op = row.operator("skin_audit.select_finding", text="", icon="VERTEXSEL")
         op.mesh_index, op.finding_index, op.target = mesh_index, finding_index, "VERTICES"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..core.audit.options import AuditOptions
 from ..core.audit.report import MeshAudit
+from ..core.audit.rig_audit import RigAudit
 from ..core.findings import Finding
 
 
@@ -34,15 +35,17 @@ class TwistReadout:
 
 @dataclass(frozen=True)
 class AuditResult:
-    """The last audit of a scene: its meshes, or the error that stopped it."""
+    """The last audit of a scene: its rigs (one entry per armature, its findings once) and
+    meshes, or the error that stopped it."""
 
     meshes: tuple[MeshAudit, ...] = ()
     options: AuditOptions | None = None
     error: str = ""
+    rigs: tuple[RigAudit, ...] = ()
 
     @property
     def findings(self) -> tuple[Finding, ...]:
-        return tuple(f for m in self.meshes for f in m.findings)
+        return tuple(f for r in self.rigs for f in r.findings) + tuple(f for m in self.meshes for f in m.findings)
 
     def counts(self) -> dict[str, int]:
         """Number of findings per severity."""

@@ -40,6 +40,15 @@ def _finding(code: str) -> tuple[int, object]:
     raise AssertionError(f"no {code!r} finding among {[f.code for f in findings]}")
 
 
+def _rig_finding(code: str) -> tuple[int, object]:
+    """An armature finding: on the rig entry (once), not on the mesh."""
+    findings = _result().rigs[0].findings
+    for i, f in enumerate(findings):
+        if f.code == code:
+            return i, f
+    raise AssertionError(f"no {code!r} rig finding among {[f.code for f in findings]}")
+
+
 def _activate(obj) -> None:
     for other in bpy.context.selected_objects:
         other.select_set(False)
@@ -132,7 +141,8 @@ def check_results_are_kept_for_the_panel() -> None:
     assert _finding("unweighted-vertices")[1].vertices == (1,)
     assert _finding("weights-not-normalized")[1].vertices == (0,)
     assert _finding("group-without-bone")[1].vertices == (2, 3)
-    assert _finding("deform-bone-without-weights")[1].bones == ("Extra",)
+    assert _rig_finding("deform-bone-without-weights")[1].bones == ("Extra",)
+    assert "deform-bone-without-weights" not in [f.code for f in result.meshes[0].findings]
     assert "weight_sum" in result.measure_names(), result.measure_names()
 
 
@@ -147,7 +157,9 @@ def check_findings_panel_draws_the_results() -> None:
     selects = [(i["props"]["finding_index"], i["props"]["target"]) for i in panel.of("operator")
                if i["idname"] == "skin_audit.select_finding"]
     assert (_finding("unweighted-vertices")[0], "VERTICES") in selects, selects
-    assert (_finding("deform-bone-without-weights")[0], "BONES") in selects, selects
+    rig_selects = [(i["props"]["rig_index"], i["props"]["finding_index"]) for i in panel.of("operator")
+                   if i["idname"] == "skin_audit.select_rig_finding"]
+    assert (0, _rig_finding("deform-bone-without-weights")[0]) in rig_selects, rig_selects
     assert "skin_audit.show_heatmap" in panel.operators()
     assert "skin_audit.export_report" in panel.operators()
     main = draw("SKIN_AUDIT_PT_main")
@@ -185,8 +197,8 @@ def check_select_finding_selects_its_vertices() -> None:
 
 def check_select_finding_selects_its_bones() -> None:
     """A bone finding's button: Pose Mode on the armature, exactly its bones selected."""
-    index, finding = _finding("deform-bone-without-weights")
-    assert bpy.ops.skin_audit.select_finding(mesh_index=0, finding_index=index, target="BONES") == {"FINISHED"}
+    index, finding = _rig_finding("deform-bone-without-weights")
+    assert bpy.ops.skin_audit.select_rig_finding(rig_index=0, finding_index=index) == {"FINISHED"}
     arm = _rig().armature
     assert bpy.context.mode == "POSE" and bpy.context.active_object == arm
     assert sorted(pb.name for pb in bpy.context.selected_pose_bones) == list(finding.bones)
@@ -323,9 +335,13 @@ def check_select_button_tooltip_names_the_finding() -> None:
     """The select button's tooltip is the finding's own message."""
     from types import SimpleNamespace
 
-    index, finding = _finding("deform-bone-without-weights")
-    properties = SimpleNamespace(mesh_index=0, finding_index=index, target="BONES")
+    index, finding = _finding("group-without-bone")
+    properties = SimpleNamespace(mesh_index=0, finding_index=index, target="VERTICES")
     text = bpy.types.SKIN_AUDIT_OT_select_finding.description(bpy.context, properties)
+    assert text == f"Select the vertices of: {finding.message}", text
+    index, finding = _rig_finding("deform-bone-without-weights")
+    rig_properties = SimpleNamespace(rig_index=0, finding_index=index)
+    text = bpy.types.SKIN_AUDIT_OT_select_rig_finding.description(bpy.context, rig_properties)
     assert text == f"Select the bones of: {finding.message}", text
     properties.finding_index = 999
     assert bpy.types.SKIN_AUDIT_OT_select_finding.description(bpy.context, properties).startswith("Select what")
@@ -375,7 +391,7 @@ def check_show_test_pose_poses_the_armature_as_asked() -> None:
 
 def check_show_test_pose_refuses_findings_without_a_pose() -> None:
     """A finding with no test pose cannot be 'shown'."""
-    index, _ = _finding("multiple-root-bones")
+    index, _ = _finding("group-without-bone")
     try:
         bpy.ops.skin_audit.show_test_pose(mesh_index=0, finding_index=index)
     except RuntimeError as exc:

@@ -55,7 +55,7 @@ def test_a_bug_in_an_action_is_reported_not_raised(bpy, registered, hostile_dir,
 
     bpy.ops.wm.open_mainfile(filepath=str(hostile_dir / "good.blend"), load_ui=False)
     _select(bpy, "Good")
-    monkeypatch.setattr(actions.audit_scene, "audit_meshes", lambda *a, **k: 1 / 0)
+    monkeypatch.setattr(actions.audit_scene, "audit_rigs", lambda *a, **k: 1 / 0)
     with pytest.raises(RuntimeError, match="internal error") as err:
         bpy.ops.skin_audit.run_audit()
     assert "ZeroDivisionError" in str(err.value)
