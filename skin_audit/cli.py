@@ -119,9 +119,71 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_batch_arguments(audit)  # --jobs, --file-timeout, --file-memory-mb, --scheduler
 
+    _add_fix_parser(sub)
+
     verify = sub.add_parser("verify", help="independently recheck a twist scene JSON (numpy only)")
     verify.add_argument("scene", metavar="SCENE.json")
     return parser
+
+
+def _fixable() -> list[str]:
+    # The list lives beside the fixes (they need bpy); kept here as plain names for --help without Blender.
+    return ["too-many-influences", "weights-not-normalized", "unweighted-vertices", "stray-weights",
+            "group-without-bone", "weights-on-non-deform-bone", "deform-bone-without-weights",
+            "preserve-volume-on", "bbones-on-deform-bones"]
+
+
+def _threshold(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a weight, got {text!r}") from None
+    if not (math.isfinite(value) and 0.0 < value < 1.0):
+        raise argparse.ArgumentTypeError(f"must be a weight between 0 and 1, got {text!r}")
+    return value
+
+
+def _add_fix_parser(sub: Any) -> None:
+    fix = sub.add_parser("fix", help="write a repaired copy of a file: the fixes of the given finding codes "
+                         "(docs/fixes.md)")
+    fix.add_argument("path", metavar="PATH", help=".blend, .glb/.gltf or .fbx file")
+    fix.add_argument("--code", action="append", required=True, choices=_fixable(), metavar="CODE",
+                     help="finding to fix (repeat for several, applied in order): " + ", ".join(_fixable()))
+    fix.add_argument("--out", metavar="FIXED", help="the repaired copy: .blend, or .glb/.gltf through "
+                     "Blender's exporter; never the input")
+    fix.add_argument("--in-place", action="store_true", help="write over the input instead of --out")
+    fix.add_argument("--object", metavar="NAME", help="fix only this mesh object")
+    fix.add_argument("--max-influences", type=_positive_int, default=4, metavar="N",
+                     help="too-many-influences: deform weights kept per vertex (default 4)")
+    fix.add_argument("--threshold", type=_threshold, default=0.01, metavar="W",
+                     help="stray-weights: remove deform weights below this (default 0.01)")
+    fix.add_argument("--group-action", choices=("remove", "merge"), default="remove",
+                     help="group-without-bone, weights-on-non-deform-bone: remove the group (default) or "
+                     "merge its weights into a deform bone's group")
+    fix.add_argument("--merge-into", metavar="BONE", default="",
+                     help="the deform bone merged weights go to (default: the nearest unlocked one)")
+    fix.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
+                     help="exit 1 when the re-audit has a finding at or above this severity (default error)")
+
+
+def _run_fix(args: argparse.Namespace, out: TextIO) -> int:
+    from .blender.session import require_bpy
+    from .core.findings import SEVERITY_RANK
+
+    require_bpy()
+    from .blender.fix.files import fix_file, fix_target, summary_text
+
+    target = fix_target(args.path, args.out, args.in_place)  # before any work
+    from .blender.fix.apply import FixSettings
+
+    settings = FixSettings(max_influences=args.max_influences, threshold=args.threshold,
+                           group_action=args.group_action, merge_into=args.merge_into)
+    result = fix_file(args.path, args.code, target, settings, args.object)
+    out.write(summary_text(result))
+    if args.fail_on == "never":
+        return EXIT_OK
+    rank = SEVERITY_RANK[args.fail_on.upper()]
+    return EXIT_FINDINGS if any(SEVERITY_RANK[s] >= rank for _, _, s in result.after) else EXIT_OK
 
 
 def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
@@ -305,7 +367,7 @@ def _run_verify(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"demo": _run_demo, "audit": _run_audit, "verify": _run_verify}
+COMMANDS = {"demo": _run_demo, "audit": _run_audit, "fix": _run_fix, "verify": _run_verify}
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:

@@ -132,3 +132,52 @@ def chain_rig(name: str = "Chain", bone_names: Sequence[str] = ("Root", "Child")
     verts, faces = cylinder(rings, segments, radius, height)
     return build_rig(name, chain_bones(bone_names, height), verts, faces,
                      chain_weights(verts[:, 2], bone_names, height), context=context, **modifier_settings)
+
+
+# ------------------------------------------------------------ a rig for the fixes (issue 13)
+
+FIX_BONES = ("A", "B", "C", "D", "E", "F")
+FIX_RINGS, FIX_SEGMENTS = 7, 8
+#: Ring 3 (vertices 24..31) gets a weight in every deform group and the locked one: 7 influences.
+FIX_CROWDED = np.arange(3 * FIX_SEGMENTS, 4 * FIX_SEGMENTS)
+
+
+def fixable_rig(locked: bool = True) -> tuple[bpy.types.Object, bpy.types.Object]:
+    """A 6-bone chain on a cylinder (clean weights), a locked deform group 'Lock' weighting the
+    crowded ring, a non-deform bone 'Prop' and a group 'Ghost' naming no bone, and a bystander."""
+    verts, faces = cylinder(FIX_RINGS, FIX_SEGMENTS, 0.5, 2.0)
+    bones = [*chain_bones(FIX_BONES, 2.0), BoneSpec("Lock", (0.3, 0, 1.0), (0.3, 0, 1.3), "C"),
+             BoneSpec("Prop", (0.8, 0, 1.0), (0.8, 0, 1.3), "C", use_deform=False)]
+    weights = chain_weights(verts[:, 2], FIX_BONES, 2.0)
+    obj, arm = build_rig("Body", bones, verts, faces, weights)
+    w = np.zeros((len(FIX_BONES), len(verts)))
+    for k, name in enumerate(FIX_BONES):
+        idx, val = weights[name]
+        w[k, idx] = val
+    # Crowd ring 3: every bone and the locked group, decreasing weights, then normalised.
+    crowd = np.linspace(0.3, 0.05, len(FIX_BONES))[:, None] * np.ones(len(FIX_CROWDED))
+    crowd[0] += np.arange(len(FIX_CROWDED)) * 0.01  # distinct per vertex: a swapped column shows
+    lock = np.full(len(FIX_CROWDED), 0.1)
+    total = crowd.sum(axis=0) + lock
+    for k, name in enumerate(FIX_BONES):
+        obj.vertex_groups[name].add([0], 0.0, "ADD")  # keep group order; value set below
+        for v, val in zip(FIX_CROWDED, crowd[k] / total, strict=True):
+            obj.vertex_groups[name].add([int(v)], float(val), "REPLACE")
+    lock_group = obj.vertex_groups.new(name="Lock")
+    for v, val in zip(FIX_CROWDED, lock / total, strict=True):
+        lock_group.add([int(v)], float(val), "REPLACE")
+    # Vertex 0 got a 0 in every group above only to exist; restore its own weights.
+    for k, name in enumerate(FIX_BONES):
+        if w[k, 0] > 0:
+            obj.vertex_groups[name].add([0], float(w[k, 0]), "REPLACE")
+        else:
+            obj.vertex_groups[name].remove([0])
+    lock_group.lock_weight = locked
+    obj.vertex_groups.new(name="Prop").add([40, 41], 0.5, "REPLACE")
+    obj.vertex_groups.new(name="Ghost").add([42, 43, 44], 0.25, "REPLACE")
+    bystander = bpy.data.objects.new("Bystander", bpy.data.meshes.new("Bystander"))
+    bystander.data.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0)], [], [(0, 1, 2)])
+    bystander.vertex_groups.new(name="A").add([0, 1], 0.3, "REPLACE")
+    bpy.context.scene.collection.objects.link(bystander)
+    bpy.context.view_layer.update()
+    return obj, arm

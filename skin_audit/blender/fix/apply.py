@@ -167,6 +167,16 @@ def _weight_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, setti
     return fix.message, write_weight_fix(obj, before, fix)
 
 
+def _weighted_elsewhere(obj: bpy.types.Object, arm: bpy.types.Object) -> set[str]:
+    """Names of the groups with a non-zero weight on any other mesh that ``arm`` deforms."""
+    used: set[str] = set()
+    for other in bpy.data.objects:
+        if other != obj and any(m.object == arm for m in armature_modifiers(other)):
+            w = group_weights(other)
+            used |= {g.name for g in other.vertex_groups if bool((w[g.index] != 0).any())}
+    return used
+
+
 def _property_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding) -> tuple[str, int]:
     arm = bpy.data.objects[audit.armature]
     if finding.code == "preserve-volume-on":
@@ -175,6 +185,10 @@ def _property_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding) -> 
             m.use_deform_preserve_volume = False
         return f"turned Preserve Volume off on {', '.join(repr(m.name) for m in mods)}", len(mods)
     bones = [arm.data.bones[n] for n in finding.bones if n in arm.data.bones]
+    if finding.code == "deform-bone-without-weights":
+        # The finding judged this mesh alone: a bone another mesh of the armature needs keeps Deform.
+        used = _weighted_elsewhere(obj, arm)
+        bones = [b for b in bones if b.name not in used]
     for b in bones:
         if finding.code == "deform-bone-without-weights":
             b.use_deform = False
@@ -196,13 +210,14 @@ def apply_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, setting
 
 
 def fix_mesh(context: bpy.types.Context, obj: bpy.types.Object, codes: Sequence[str],
-             settings: FixSettings = FixSettings(), options: AuditOptions | None = None) -> list[FixOutcome]:
+             settings: FixSettings | None = None, options: AuditOptions | None = None) -> list[FixOutcome]:
     """Audit ``obj``, apply the fix of each code it has a finding for, re-audit after each.
 
     ``options`` are the audit's (default: no shape checks, unless stray-weights is asked for);
     its influence limit is the fix's.  Returns one outcome per code (a code with no finding
     says so and changes nothing).
     """
+    settings = settings or FixSettings()
     for code in codes:
         if code not in FIXABLE:
             raise InputError(f"no fix for '{code}'; fixable: {', '.join(FIXABLE)}")
