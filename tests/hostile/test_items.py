@@ -165,8 +165,6 @@ def test_drift_names_a_cause_that_is_present(hostile, empty_scene, tmp_path, nam
         assert cause in x["message"], x["message"]
 
 
-@pytest.mark.xfail(strict=True, reason="found by issue 8, left to the B-Bone work: with pose-level B-Bone curves "
-                   "the numpy sweep and Blender's spot check disagree by the rest drift (0.472)")
 def test_curved_bbones_give_no_false_sweep_mismatch(hostile, empty_scene, tmp_path):
     target = tmp_path / "r.json"
     run_main("audit", hostile / "bbone_drift.blend", "--json", target)

@@ -261,7 +261,7 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
         rows = np.flatnonzero((not_identity[table.bones] & (table.weights != 0)).any(axis=1))
         pose_drift = np.zeros(mesh.vertex_count)
         if rows.size:
-            cleared = recompute_blender(mesh, mesh.cleared_channel)
+            cleared = recompute_blender(mesh.for_test_poses(), mesh.cleared_channel)
             pose_drift[rows] = _distance(cleared.positions[rows], mesh.rest[rows])
         pose_drift[skip] = 0.0
         drift = np.maximum(drift, pose_drift)
@@ -282,7 +282,7 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
                                    standard_poses(mesh.bones, options.test_pose_degrees)]
     for name, channel in poses:
         # The current pose was deformed Blender's way at the start.
-        blender_like = rec if channel is None else deform_both(mesh, channel)[0]
+        blender_like = rec if channel is None else deform_both(mesh.for_test_poses(), channel)[0]
         engine = target_positions(mesh, target, mesh.bones.channel if channel is None else channel)
         per_pose[name] = engine_divergence(engine, blender_like.positions)
     divergence = np.vstack(list(per_pose.values())).max(axis=0)

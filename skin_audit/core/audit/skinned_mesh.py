@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from .. import tolerances
 from ..maths.affine import hierarchy_levels, local_from_world, parent_first_order
-from ..maths.bbone import RigBBone
+from ..maths.bbone import NO_POSE_SHAPE, RigBBone
 
 F64 = NDArray[np.float64]
 T = TypeVar("T")
@@ -104,6 +104,19 @@ class Bones:
         """(J, 4, 4) inverses of the rest matrices."""
         out: F64 = np.linalg.inv(self.rest)
         return out
+
+    def with_rest_bbone_shapes(self) -> Bones:
+        """The bones as a test pose sees them: every B-Bone pose property (curve, roll, ease, scale)
+        at rest, as the cleared-pose and spot-check sandboxes set them (``set_rest_channels``).
+
+        Each B-Bone's segments are then recomputed from its handles at any pose (the read
+        segments carry the user's pose properties, so they are never reused)."""
+        if not any(b is not None for b in self.bbones):
+            return self
+        never = np.full((3, 4, 4), np.nan)  # matches no channel: the read segments are never reused
+        bbones = tuple(None if b is None else replace(b, pose_shape=NO_POSE_SHAPE, channels=never)
+                       for b in self.bbones)
+        return _carry_caches(self, replace(self, bbones=bbones), ("local_rest", "walk", "rest_inverse"))
 
     def with_channel(self, channel: F64) -> Bones:
         """The same bones at another pose, keeping what depends on the rest pose only (no recomputation)."""
@@ -259,6 +272,15 @@ class SkinnedMesh:
             weights[idx, slot] = w
             fill[idx] += 1
         return InfluenceTable(bones, weights)
+
+    def for_test_poses(self) -> SkinnedMesh:
+        """The mesh as the test poses (sweep, stress poses, cleared pose) see it: their poses start
+        from rest, B-Bone pose properties included (``Bones.with_rest_bbone_shapes``)."""
+        bones = self.bones.with_rest_bbone_shapes()
+        if bones is self.bones:
+            return self
+        return _carry_caches(self, replace(self, bones=bones),
+                             ("_size", "deform_columns", "rest_armature", "flat_columns", "influence_table"))
 
     def with_channel(self, channel: F64) -> SkinnedMesh:
         """The same mesh with its bones at another pose; the weight tables and rest caches are kept."""
