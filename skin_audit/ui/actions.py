@@ -290,3 +290,47 @@ def remove_engine_previews(context: bpy.types.Context) -> int:
 
 def has_engine_previews(scene: bpy.types.Scene) -> bool:
     return bool(engine_preview.previews(scene))
+
+
+# Fixes -------------------------------------------------------------------------
+
+
+def finding_for_button(context: bpy.types.Context, mesh_index: int, rig_index: int, finding_index: int):
+    """The finding a Fix button points at, or None when the results moved on (for tooltips)."""
+    result = state.audit_result(context.scene.name) if context.scene is not None else None
+    if result is None:
+        return None
+    entries = result.meshes if mesh_index >= 0 else result.rigs
+    index = mesh_index if mesh_index >= 0 else rig_index
+    if not 0 <= index < len(entries) or not 0 <= finding_index < len(entries[index].findings):
+        return None
+    return entries[index].findings[finding_index]
+
+
+def fix_finding(context: bpy.types.Context, mesh_index: int, rig_index: int, finding_index: int,
+                fix_settings):
+    """Apply the fix of one finding (a mesh's, or with ``mesh_index`` < 0 a rig's, on its first mesh),
+    then audit the same meshes again so the panel shows what is left.  Returns the FixOutcome."""
+    from ..blender.fix.apply import FIXABLE, fix_mesh
+
+    result = require_audit(context.scene)
+    if mesh_index >= 0:
+        audit, finding = _finding_at(context, mesh_index, finding_index)
+        obj = _audited_object(audit.object)
+    else:
+        if not 0 <= rig_index < len(result.rigs) or not 0 <= finding_index < len(result.rigs[rig_index].findings):
+            raise InputError("that rig finding is gone: run the audit again")
+        rig = result.rigs[rig_index]
+        finding = rig.findings[finding_index]
+        if not rig.meshes:
+            raise InputError(f"'{rig.armature}' deforms no mesh here; nothing to fix through")
+        obj = _audited_object(rig.meshes[0])
+    if finding.code not in FIXABLE:
+        raise InputError(f"no fix for '{finding.code}'; fixable: {', '.join(FIXABLE)}")
+    outcome = fix_mesh(context, obj, [finding.code], fix_settings, result.options)[0]
+    meshes = [bpy.data.objects[n] for n in dict.fromkeys(a.object for a in result.meshes) if n in bpy.data.objects]
+    rigs, audits = audit_scene.audit_rigs(context, meshes, result.options)
+    state.set_audit_result(context.scene.name, state.AuditResult(
+        meshes=tuple(finite_audit(a) for a in audits), options=result.options,
+        rigs=tuple(finite_audit(r) for r in rigs)))
+    return outcome

@@ -5,7 +5,7 @@ in ``actions``, forwards its messages with ``self.report`` and returns."""
 from __future__ import annotations
 
 import bpy
-from bpy.props import EnumProperty, IntProperty, StringProperty
+from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ..blender.build import twist_rig
@@ -412,6 +412,60 @@ class SKIN_AUDIT_OT_remove_engine_preview(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class SKIN_AUDIT_OT_fix_finding(bpy.types.Operator):
+    """Fix this finding: change only what it names (one undo step), then audit again"""
+
+    bl_idname = "skin_audit.fix_finding"
+    bl_label = "Fix Finding"
+    bl_options = {"REGISTER", "UNDO"}
+
+    mesh_index: IntProperty(name="Mesh", description="Audited mesh number (-1: a rig finding)", min=-1,
+                            default=-1, options={"SKIP_SAVE"})
+    rig_index: IntProperty(name="Rig", description="Audited rig number, for a rig finding", min=-1,
+                           default=-1, options={"SKIP_SAVE"})
+    finding_index: IntProperty(name="Finding", description="Finding number", min=0, options={"SKIP_SAVE"})
+    max_influences: IntProperty(name="Max Influences", description="Too many influences: deform weights "
+                                "kept per vertex (0: the audit's setting)", min=0, max=64, default=0)
+    threshold: FloatProperty(name="Threshold", description="Stray weights: remove deform weights below this",
+                             min=1e-6, max=0.999, default=0.01, precision=4)
+    group_action: EnumProperty(
+        name="Group",
+        items=(("remove", "Remove", "Delete the vertex group"),
+               ("merge", "Merge", "Add its weights to a deform bone's group, then delete it")),
+        default="remove",
+    )
+    merge_into: StringProperty(name="Merge Into", description="Deform bone receiving the weights "
+                               "(empty: the nearest unlocked deform bone)", default="")
+
+    @classmethod
+    def poll(cls, context):
+        return _poll_audited(cls, context) and _poll_not_edit(cls, context, "a fix")
+
+    @classmethod
+    def description(cls, context, properties):
+        from ..blender.fix.apply import FIXABLE
+
+        finding = actions.finding_for_button(context, properties.mesh_index, properties.rig_index,
+                                             properties.finding_index)
+        if finding is None or finding.code not in FIXABLE:
+            return cls.__doc__
+        return f"Fix {finding.code}: {FIXABLE[finding.code]}"
+
+    def execute(self, context):
+        from ..blender.fix.apply import FixSettings
+
+        limit = self.max_influences or context.scene.skin_audit.max_influences
+        fix = FixSettings(max_influences=limit, threshold=self.threshold, group_action=self.group_action,
+                          merge_into=self.merge_into)
+        try:
+            outcome = actions.fix_finding(context, self.mesh_index, self.rig_index, self.finding_index, fix)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        self.report({"INFO"}, f"{outcome.object}: {outcome.code} {outcome.before.get(outcome.code, 0)} -> "
+                              f"{outcome.after.get(outcome.code, 0)}; {outcome.message}")
+        return {"FINISHED"}
+
+
 CLASSES = (
     SKIN_AUDIT_OT_build_demo,
     SKIN_AUDIT_OT_measure_twist,
@@ -424,6 +478,7 @@ CLASSES = (
     SKIN_AUDIT_OT_export_report,
     SKIN_AUDIT_OT_preview_engine,
     SKIN_AUDIT_OT_remove_engine_preview,
+    SKIN_AUDIT_OT_fix_finding,
 )
 for _cls in CLASSES:
     _never_raises(_cls)

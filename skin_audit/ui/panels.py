@@ -13,6 +13,7 @@ import textwrap
 import bpy
 
 from ..blender.build import twist_rig
+from ..blender.fix.apply import FIXABLE
 from ..core.audit.rig_audit import RigAudit
 from ..core.findings import Finding, worst_severity
 from . import state
@@ -201,6 +202,9 @@ def _draw_rig(box, rig: RigAudit, rig_index: int) -> None:
         if finding.bones:
             op = row.operator("skin_audit.select_rig_finding", text="", icon="BONE_DATA")
             op.rig_index, op.finding_index = rig_index, finding_index
+        if finding.code in FIXABLE:
+            op = row.operator("skin_audit.fix_finding", text="", icon="TOOL_SETTINGS")
+            op.rig_index, op.finding_index = rig_index, finding_index
         _wrapped(box, finding.message)
 
 
@@ -213,6 +217,9 @@ def _draw_finding(layout, finding: Finding, mesh_index: int, finding_index: int,
     if finding.bones and has_armature:
         op = row.operator("skin_audit.select_finding", text="", icon="BONE_DATA")
         op.mesh_index, op.finding_index, op.target = mesh_index, finding_index, "BONES"
+    if has_armature and finding.code in FIXABLE:
+        op = row.operator("skin_audit.fix_finding", text="", icon="TOOL_SETTINGS")
+        op.mesh_index, op.finding_index = mesh_index, finding_index
     if has_armature and all(k in finding.details for k in ("bone", "axis", "degrees")):
         op = row.operator("skin_audit.show_test_pose", text="", icon="POSE_HLT")
         op.mesh_index, op.finding_index = mesh_index, finding_index

@@ -186,11 +186,17 @@ def test_group_fixes(bpy, empty_scene, action):
     if action == "remove":
         assert changed == ghost_prop
     else:
-        # Nearest deform bone to Ghost's vertices (z = 5/3 m) is F; to Prop's (z = 5/3 m): F too.
-        assert changed == ghost_prop | {("F", v) for v in (40, 41, 42, 43, 44)}
-        w = after["Body"]["weights"]["F"]
-        old = before["Body"]["weights"]["F"]
-        assert w[[42, 43, 44]].tolist() == [np.float32(o + np.float32(0.25)) for o in old[[42, 43, 44]]]
+        # Nearest unlocked deform bone to Ghost's and Prop's vertices (ring 5, E 0.5 / F 0.5) is F;
+        # the merged weight then deforms: those vertices are normalised over A..F (Lock untouched).
+        touched = {(g, v) for g in BONES for v in (40, 41, 42, 43, 44)}
+        assert ghost_prop < changed <= ghost_prop | touched
+        w, old = after["Body"]["weights"], before["Body"]["weights"]
+        # Ghost: F 0.5 + 0.25 = 0.75, E 0.5 -> 0.6 / 0.4; Prop: F 0.5 + 0.5 = 1.0, E 0.5 -> 2/3, 1/3.
+        assert w["F"][[42, 43, 44]] == pytest.approx([0.6] * 3, abs=1e-7)
+        assert w["E"][[42, 43, 44]] == pytest.approx([0.4] * 3, abs=1e-7)
+        assert w["F"][[40, 41]] == pytest.approx([2 / 3] * 2, abs=1e-7)
+        assert old["E"][42] == np.float32(0.5)
+        assert "weights-not-normalized" not in out[1].after
     assert_same_except_weights(before, after)
 
 

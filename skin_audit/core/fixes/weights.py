@@ -205,11 +205,13 @@ def remove_cells(weights: ArrayLike, deform_rows: ArrayLike, locked_rows: ArrayL
 
 
 def merge_rows(weights: ArrayLike, deform_rows: ArrayLike, locked_rows: ArrayLike, source: int,
-               target: int) -> WeightFix:
+               target: int, renormalize: bool = True) -> WeightFix:
     """Row ``source`` added onto row ``target`` and cleared (merge a group into a bone's group).
 
-    Sums stay as they were wherever the target row was also a deform row; the source row may be
-    any group (that is the point: a group no deform bone reads).  Locked rows are refused.
+    The sum is clipped to 1, as Blender stores a vertex-group weight; with ``renormalize`` the
+    vertices that received weight are then normalised over the unlocked deform groups (the
+    merged weight now deforms, and would otherwise push their sums above 1).  The source row
+    may be any group (that is the point: a group no deform bone reads).  Locked rows are refused.
     """
     w, deform, locked = _check(weights, deform_rows, locked_rows)
     g = w.shape[0]
@@ -218,12 +220,15 @@ def merge_rows(weights: ArrayLike, deform_rows: ArrayLike, locked_rows: ArrayLik
     if locked[source] or locked[target]:
         raise InputError("a locked group's weights never change; unlock it to merge")
     out = w.astype(np.float64)
-    out[target] += out[source]
+    received = np.flatnonzero(out[source] != 0.0)
+    out[target] = np.minimum(out[target] + out[source], 1.0)
     out[source] = 0.0
-    fix = _result(w, out, "")
-    moved = int((w[source] != 0).sum())
-    return WeightFix(fix.weights, fix.changed, f"moved {moved} weights from group {source} to group {target}",
-                     fix.skipped)
+    skipped = np.zeros(0, np.intp)
+    if renormalize and deform[target]:
+        out, skipped = _normalized_columns(out, deform & ~locked, deform & locked, received)
+    fix = _result(w, out, "", skipped)
+    return WeightFix(fix.weights, fix.changed,
+                     f"moved {received.size} weights from group {source} to group {target}", skipped)
 
 
 def transfer_from_neighbours(weights: ArrayLike, deform_rows: ArrayLike, locked_rows: ArrayLike,

@@ -86,12 +86,18 @@ def test_remove_cells_refuses_locked_and_renormalises():
         remove_cells(w, [True, True], [False, True], [[1, 0]])
 
 
-def test_merge_rows_moves_and_clears():
-    w = np.array([[0.25, 0.0], [0.75, 1.0], [0.5, 0.5]], dtype=F32)
+def test_merge_rows_moves_clips_and_renormalises():
+    # rows: A deform, Ghost (non-deform), C deform
+    w = np.array([[0.25, 0.0, 0.9], [0.75, 1.0, 0.0], [0.5, 0.5, 0.1]], dtype=F32)
     fix = merge_rows(w, [True, False, True], [False, False, False], source=1, target=0)
-    assert fix.weights[:, 0].tolist() == [1.0, 0.0, 0.5]
-    assert fix.weights[:, 1].tolist() == [1.0, 0.0, 0.5]
-    assert np.array_equal(fix.weights[2], w[2])
+    # vertex 0: A 0.25 + 0.75 = 1.0, C 0.5 -> sum 1.5 -> A 2/3, C 1/3
+    assert fix.weights[:, 0] == pytest.approx([2 / 3, 0.0, 1 / 3], abs=1e-7)
+    # vertex 1: A 1.0, C 0.5 -> 2/3, 1/3; vertex 2 received nothing: untouched
+    assert fix.weights[:, 1] == pytest.approx([2 / 3, 0.0, 1 / 3], abs=1e-7)
+    assert np.array_equal(fix.weights[:, 2], w[:, 2])
+    plain = merge_rows(w, [True, False, True], [False, False, False], source=1, target=0, renormalize=False)
+    assert plain.weights[:, 0].tolist() == [1.0, 0.0, 0.5]  # clipped at 1, as Blender stores it
+    assert cells(plain) == {(0, 0), (1, 0), (0, 1), (1, 1)}
     with pytest.raises(InputError, match="locked"):
         merge_rows(w, [True, False, True], [True, False, False], source=1, target=0)
 
