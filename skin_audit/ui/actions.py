@@ -239,10 +239,16 @@ def clear_heatmap(context: bpy.types.Context) -> int:
     return removed
 
 
+#: ``files[].path`` of a panel report on a .blend that was never saved.
+UNSAVED_PATH = "(unsaved .blend)"
+
+
 def report_json(result: state.AuditResult) -> str:
     """The last audit as the JSON report (docs/report-format.md)."""
     options = result.options if result.options is not None else AuditOptions()
-    files = (FileAudit(path=bpy.data.filepath, status="ok", meshes=result.meshes, rigs=result.rigs),)
+    # A scene never saved has no path; the report format wants a non-empty one.
+    path = bpy.data.filepath or UNSAVED_PATH
+    files = (FileAudit(path=path, status="ok", meshes=result.meshes, rigs=result.rigs),)
     return json_text(make_report(files, options).to_dict())
 
 

@@ -9,6 +9,7 @@ vertex i (the audit verifies that pairing on the rest positions).
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 from pathlib import Path
@@ -103,3 +104,46 @@ def test_well_formed_file_has_no_babylon_finding(tmp_path):
     mesh = audit_babylon(variants.CESIUM, tmp_path / "report.json")
     assert not [f for f in mesh["findings"] if f["code"].startswith("babylon-")]
     assert mesh["metrics"]["engine_divergence_by_pose"]["current"] < 1e-5 * mesh["metrics"]["size"]
+
+
+def two_primitives(folder: Path) -> Path:
+    """CesiumMan's mesh with a second primitive: the same rows, every seventh weight all zero."""
+    r = variants.Rewrite(variants.CESIUM)
+    second = copy.deepcopy(r.skinned_attributes())
+    w = r.read(second["WEIGHTS_0"]).copy()
+    w[::7] = 0.0
+    second["WEIGHTS_0"] = r.add(w, 5126, "VEC4")
+    prims = r.json["meshes"][0]["primitives"]
+    prims.append({**copy.deepcopy(prims[0]), "attributes": second})
+    return r.write(folder, "two_primitives")
+
+
+def test_second_primitive_rows_become_blender_indices(tmp_path):
+    """Blender's importer writes the primitives one after the other: primitive 1's row i is vertex
+    len(primitive 0) + i; the first primitive, with every weight, vanishes nowhere."""
+    path = two_primitives(tmp_path)
+    rows = len(stored_weights(path))
+    mesh = audit_babylon(path, tmp_path / "report.json")
+    vanish = by_code(mesh)["babylon-vertex-vanishes"]
+    assert vanish["vertices"] == list(range(rows, 2 * rows, 7))
+    assert vanish["details"]["where"] == "node 2 mesh 0 primitive 1"
+
+
+def test_blend_unweighted_vertex_is_a_finding_not_a_nan(bpy, tmp_path):
+    """A .blend reaches Babylon through the glTF exporter, which binds an unweighted vertex to a
+    joint that never moves: Babylon draws it at rest, where Blender leaves it; the report is strict
+    JSON with finite engine metrics, and the vertex is Blender's unweighted-vertices finding."""
+    from tests.factories.blender_rigs import BoneSpec, build_rig
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bones = [BoneSpec("B0", (0.0, 0.0, 0.0), (0.0, 1.0, 0.0))]
+    build_rig("Loose", bones, [(0.0, 0.0, 0.0), (0.0, 0.5, 0.0), (1.0, 0.0, 0.0)], [], {"B0": ([0, 1], [1.0, 1.0])})
+    path = tmp_path / "loose.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    mesh = audit_babylon(path, tmp_path / "report.json")
+    found = by_code(mesh)
+    assert found["unweighted-vertices"]["vertices"] == [2]
+    assert "non-finite-result" not in found and not [c for c in found if c.startswith("babylon-")]
+    by_pose = mesh["metrics"]["engine_divergence_by_pose"]
+    assert len(by_pose) > 1 and all(v is not None and v < 1e-5 for v in by_pose.values()), by_pose

@@ -113,7 +113,12 @@ def check_export_writes_the_rig_entries() -> None:
     path = WORK / "rigs_report.json"
     assert bpy.ops.skin_audit.export_report(filepath=str(path)) == {"FINISHED"}
     data = json.loads(path.read_text(encoding="utf-8"))
+    import jsonschema  # the test venv's; the report format is the command line's
+
+    schema = Path(__file__).resolve().parents[2] / "docs" / "report.schema.json"
+    jsonschema.validate(data, json.loads(schema.read_text(encoding="utf-8")))
     (rig,) = data["files"][0]["rigs"]
     assert rig["armature"] == "Split"
     assert [f["code"] for f in rig["findings"]] == [f.code for f in _result().rigs[0].findings]
     assert sorted(m["object"] for m in data["files"][0]["meshes"]) == sorted(rig["meshes"])
+    assert data["files"][0]["path"] == "(unsaved .blend)"  # the scene was never saved
