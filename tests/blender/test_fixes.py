@@ -186,15 +186,16 @@ def test_group_fixes(bpy, empty_scene, action):
     if action == "remove":
         assert changed == ghost_prop
     else:
-        # Nearest unlocked deform bone to Ghost's and Prop's vertices (ring 5, E 0.5 / F 0.5) is F;
-        # the merged weight then deforms: those vertices are normalised over A..F (Lock untouched).
+        # Ghost's and Prop's vertices lie on ring 5, the E/F joint, weighted E 0.5 / F 0.5: the two
+        # bones are equally near and equally weighted, so the first, E, takes the weights. Those
+        # vertices are then normalised over A..F (Lock untouched).
         touched = {(g, v) for g in BONES for v in (40, 41, 42, 43, 44)}
         assert ghost_prop < changed <= ghost_prop | touched
         w, old = after["Body"]["weights"], before["Body"]["weights"]
-        # Ghost: F 0.5 + 0.25 = 0.75, E 0.5 -> 0.6 / 0.4; Prop: F 0.5 + 0.5 = 1.0, E 0.5 -> 2/3, 1/3.
-        assert w["F"][[42, 43, 44]] == pytest.approx([0.6] * 3, abs=1e-7)
-        assert w["E"][[42, 43, 44]] == pytest.approx([0.4] * 3, abs=1e-7)
-        assert w["F"][[40, 41]] == pytest.approx([2 / 3] * 2, abs=1e-7)
+        # Ghost: E 0.5 + 0.25 = 0.75, F 0.5 -> 0.6 / 0.4; Prop: E 0.5 + 0.5 = 1.0, F 0.5 -> 2/3, 1/3.
+        assert w["E"][[42, 43, 44]] == pytest.approx([0.6] * 3, abs=1e-7)
+        assert w["F"][[42, 43, 44]] == pytest.approx([0.4] * 3, abs=1e-7)
+        assert w["E"][[40, 41]] == pytest.approx([2 / 3] * 2, abs=1e-7)
         assert old["E"][42] == np.float32(0.5)
         assert "weights-not-normalized" not in out[1].after
     assert_same_except_weights(before, after)
@@ -237,3 +238,21 @@ def test_no_finding_changes_nothing_and_unknown_code_is_refused(bpy, empty_scene
     assert weight_cells_changed(before, after, "Clean") == set()
     with pytest.raises(InputError, match="no fix for 'skinning-mismatch'"):
         run_fix(bpy, obj, "skinning-mismatch")
+
+
+def test_nearest_deform_bone_off_a_joint(bpy, empty_scene):
+    """A group on the top ring (centre at F's tail) merges into F; one on ring 3 (centre on the
+    C/D joint, both at distance 0) goes to whichever of C and D already weighs more there."""
+    from skin_audit.blender.fix.apply import nearest_deform_bone
+    from skin_audit.blender.read.weights import group_weights
+
+    obj, arm = fixable_rig(bpy)
+    w = group_weights(obj, "loop")
+    top = np.zeros(w.shape[1], dtype=np.float32)
+    top[(RINGS - 1) * SEGMENTS:] = 1.0
+    assert nearest_deform_bone(obj, arm, top, w) == "F"
+    ring3 = np.zeros(w.shape[1], dtype=np.float32)
+    ring3[CROWDED] = 1.0
+    # A weighs most on ring 3 but is far: distance first, then weight among the tied.
+    assert nearest_deform_bone(obj, arm, ring3, w) in ("C", "D")
+    assert nearest_deform_bone(obj, arm, ring3, w) == ("C" if w[2, CROWDED].sum() >= w[3, CROWDED].sum() else "D")

@@ -41,6 +41,10 @@ FIXABLE: dict[str, str] = {
 }
 
 
+#: Bones within this fraction of the mesh size of the nearest one are equally near (a joint).
+TIE_RELATIVE = 1e-5
+
+
 @dataclass(frozen=True)
 class FixSettings:
     """The options of the fixes (each fix reads the ones it needs)."""
@@ -106,9 +110,15 @@ def _edges(mesh: bpy.types.Mesh) -> NDArray[np.intp]:
     return edges.reshape(-1, 2).astype(np.intp)
 
 
-def nearest_deform_bone(obj: bpy.types.Object, arm: bpy.types.Object, row: NDArray[np.float32]) -> str:
+def nearest_deform_bone(obj: bpy.types.Object, arm: bpy.types.Object, row: NDArray[np.float32],
+                        weights: NDArray[np.float32] | None = None) -> str:
     """The deform bone closest (rest segment) to the weighted centre of a group's vertices;
-    bones whose group is locked are passed over (a merge would change it)."""
+    bones whose group is locked are passed over (a merge would change it).
+
+    Bones at the same distance (a centre on a joint: within TIE_RELATIVE of the mesh size) are
+    ranked by the weight their group already has on those vertices, then by bone order, so
+    the choice never hangs on float rounding.
+    """
     locked = {g.name for g in obj.vertex_groups if g.lock_weight}
     deform = [b for b in arm.data.bones if b.use_deform and b.name not in locked]
     if not deform:
@@ -118,8 +128,16 @@ def nearest_deform_bone(obj: bpy.types.Object, arm: bpy.types.Object, row: NDArr
     w = row.astype(np.float64)
     centre = (points * w[:, None]).sum(axis=0) / w.sum()
     centre = to_arm[:3, :3] @ centre + to_arm[:3, 3]
-    d = [float(segment_distance(centre[None], np.array(b.head_local), np.array(b.tail_local))[0]) for b in deform]
-    return deform[int(np.argmin(d))].name
+    d = np.array([float(segment_distance(centre[None], np.array(b.head_local), np.array(b.tail_local))[0])
+                  for b in deform])
+    size = float(np.ptp(points, axis=0).max()) if len(points) else 0.0
+    tied = np.flatnonzero(d <= d.min() + TIE_RELATIVE * max(size, 1e-12))
+    if weights is not None and len(tied) > 1:
+        groups = {g.name: g.index for g in obj.vertex_groups}
+        has = [float(weights[groups[deform[k].name]][w > 0].sum()) if deform[k].name in groups else 0.0
+               for k in tied]
+        return deform[int(tied[int(np.argmax(has))])].name  # argmax: the first among equals
+    return deform[int(tied[0])].name
 
 
 def _group_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, settings: FixSettings) -> tuple[str, int]:
@@ -137,7 +155,7 @@ def _group_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, settin
     if settings.group_action != "merge":
         raise InputError(f"group action must be 'remove' or 'merge', got {settings.group_action!r}")
     arm = bpy.data.objects[audit.armature]
-    target = settings.merge_into or nearest_deform_bone(obj, arm, before[vg.index])
+    target = settings.merge_into or nearest_deform_bone(obj, arm, before[vg.index], before)
     bone = arm.data.bones.get(target)
     if bone is None or not bone.use_deform:
         raise InputError(f"'{target}' is not a deform bone of '{arm.name}'; pick one to merge '{name}' into")
