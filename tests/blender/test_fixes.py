@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytestmark = [pytest.mark.blender]
+pytestmark = [pytest.mark.blender, pytest.mark.blender42]
 
 # tests/factories/blender_rigs.fixable_rig's layout (not imported here: no bpy at collection time).
 BONES = ("A", "B", "C", "D", "E", "F")

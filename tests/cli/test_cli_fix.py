@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.blender]
+pytestmark = [pytest.mark.blender, pytest.mark.blender42]
 
 REPO = Path(__file__).resolve().parents[2]
 FIXED = ("too-many-influences", "weights-not-normalized")

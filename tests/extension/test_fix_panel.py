@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = [pytest.mark.blender]
+pytestmark = [pytest.mark.blender, pytest.mark.blender42]
 
 SCENARIO = "scenario_fix.py"
 
