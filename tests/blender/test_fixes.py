@@ -256,3 +256,55 @@ def test_nearest_deform_bone_off_a_joint(bpy, empty_scene):
     # A weighs most on ring 3 but is far: distance first, then weight among the tied.
     assert nearest_deform_bone(obj, arm, ring3, w) in ("C", "D")
     assert nearest_deform_bone(obj, arm, ring3, w) == ("C" if w[2, CROWDED].sum() >= w[3, CROWDED].sum() else "D")
+
+
+def _symmetric_rig(bpy):
+    """A cylinder about Z (symmetric across x = 0) on a spine with two arms: each side vertex 0.5
+    Spine + 0.5 its side's arm, vertices on the plane all Spine; one right vertex then repainted."""
+    from tests.factories.blender_rigs import BoneSpec, build_rig, cylinder
+
+    verts, faces = cylinder(5, 8, 0.5, 2.0)
+    x = verts[:, 0]
+    left, right = np.flatnonzero(x > 1e-6), np.flatnonzero(x < -1e-6)
+    weights = {"Spine": (np.arange(len(verts)), np.where(np.abs(x) > 1e-6, 0.5, 1.0)),
+               "Arm.L": (left, 0.5), "Arm.R": (right, 0.5)}
+    bones = [BoneSpec("Spine", (0, 0, 0), (0, 0, 2)), BoneSpec("Arm.L", (0.2, 0, 1), (1, 0, 1), "Spine"),
+             BoneSpec("Arm.R", (-0.2, 0, 1), (-1, 0, 1), "Spine")]
+    obj, arm = build_rig("Sym", bones, verts, faces, weights)
+    bad = int(2 * 8 + 4)  # ring 2, segment 4: x = -0.5, mirror of ring 2 segment 0
+    obj.vertex_groups["Arm.R"].add([bad], 0.2, "REPLACE")
+    obj.vertex_groups["Spine"].add([bad], 0.8, "REPLACE")
+    bpy.context.view_layer.update()
+    return obj, bad
+
+
+@pytest.mark.parametrize("direction", ["left-to-right", "right-to-left"])
+def test_mirror_weights_through_the_bone_pairs(bpy, empty_scene, direction):
+    obj, bad = _symmetric_rig(bpy)
+    before = snapshot(bpy)
+    out = run_fix(bpy, obj, "weight-asymmetry", mirror_direction=direction)
+    after = snapshot(bpy)
+    assert out.before.get("weight-asymmetry") == 2, out  # the repainted vertex and its mirror
+    assert "weight-asymmetry" not in out.after, out
+    changed = weight_cells_changed(before, after, "Sym")
+    w, old = after["Sym"]["weights"], before["Sym"]["weights"]
+    good = bad - 4  # segment 0 of the same ring, x = +0.5
+    if direction == "left-to-right":
+        # The right vertex takes its left mirror's weights, Arm.L's landing in Arm.R.
+        assert changed == {("Arm.R", bad), ("Spine", bad)}
+        assert (w["Arm.R"][bad], w["Spine"][bad]) == (old["Arm.L"][good], old["Spine"][good])
+    else:
+        # The left vertex takes the repainted weights: the data is symmetric again, the other way.
+        assert changed == {("Arm.L", good), ("Spine", good)}
+        assert (w["Arm.L"][good], w["Spine"][good]) == (np.float32(0.2), np.float32(0.8))
+    assert_same_except_weights_sym(before, after)
+
+
+def assert_same_except_weights_sym(before, after):
+    for name in before:
+        for key in ("matrix", "co"):
+            if key in before[name]:
+                assert np.array_equal(before[name][key], after[name][key]), (name, key)
+        for key in ("modifiers", "bones"):
+            if key in before[name]:
+                assert before[name][key] == after[name][key], (name, key)

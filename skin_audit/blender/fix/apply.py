@@ -20,9 +20,11 @@ from numpy.typing import NDArray
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import MeshAudit
 from ...core.audit.stray_weights import segment_distance
+from ...core.audit.symmetry import mirror_groups, pair_bones, reflect_points
 from ...core.errors import InputError
 from ...core.findings import Finding
 from ...core.fixes import weights as wfix
+from ...core.maths.mesh_graph import nearest_within
 from ..read.arrays import mesh_positions
 from ..read.weights import group_weights
 from ..run.audit_scene import armature_modifiers, audit_meshes
@@ -33,6 +35,7 @@ FIXABLE: dict[str, str] = {
     "weights-not-normalized": "scale the unlocked deform weights of the listed vertices to sum to 1",
     "unweighted-vertices": "give unweighted vertices their nearest weighted neighbours' weights along the mesh",
     "stray-weights": "remove unlocked deform weights below the threshold, then normalise those vertices",
+    "weight-asymmetry": "copy one side's weights to the other through the audit's bone pairs and mirror vertices",
     "group-without-bone": "remove the vertex group, or merge its weights into a deform bone's group",
     "weights-on-non-deform-bone": "remove the vertex group, or merge its weights into a deform bone's group",
     "deform-bone-without-weights": "turn Deform off on the bones that move no vertex",
@@ -40,6 +43,9 @@ FIXABLE: dict[str, str] = {
     "bbones-on-deform-bones": "set B-Bone segments to 1 on deform bones (what exporters bake anyway)",
 }
 
+
+#: Codes only the shape checks find: a fix of one turns them on for its audits.
+SHAPE_CHECK_CODES = frozenset({"stray-weights", "weight-asymmetry"})
 
 #: Bones within this fraction of the mesh size of the nearest one are equally near (a joint).
 TIE_RELATIVE = 1e-5
@@ -55,6 +61,8 @@ class FixSettings:
     group_action: str = "remove"
     #: Bone whose group receives merged weights; "" means the nearest deform bone.
     merge_into: str = ""
+    #: For weight-asymmetry: "left-to-right" or "right-to-left".
+    mirror_direction: str = "left-to-right"
 
 
 @dataclass(frozen=True)
@@ -195,6 +203,37 @@ def _weighted_elsewhere(obj: bpy.types.Object, arm: bpy.types.Object) -> set[str
     return used
 
 
+def _mirror_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, settings: FixSettings,
+                options: AuditOptions) -> tuple[str, int]:
+    """weight-asymmetry: the audit's bone pairs, plane and mirror vertices (this mesh alone), then
+    the listed vertices of the destination side take their mirror vertex's weights."""
+    if settings.mirror_direction not in ("left-to-right", "right-to-left"):
+        raise InputError(f"mirror direction must be 'left-to-right' or 'right-to-left', "
+                         f"got {settings.mirror_direction!r}")
+    arm = bpy.data.objects[audit.armature]
+    names = tuple(b.name for b in arm.data.bones)
+    heads = np.array([tuple(b.head_local) for b in arm.data.bones], dtype=np.float64).reshape(-1, 3)
+    pairs = pair_bones(names, heads)
+    if not pairs.pairs:
+        raise InputError(f"'{arm.name}' has no left/right bone pairs to mirror through")
+    to_arm = np.array(arm.matrix_world.inverted() @ obj.matrix_world, dtype=np.float64)
+    points = mesh_positions(obj.data) @ to_arm[:3, :3].T + to_arm[:3, 3]
+    size = max(float(np.ptp(points, axis=0).max()) if len(points) else 1.0, 1e-6)
+    radius = options.mirror_radius_relative * size
+    partner = nearest_within(points, reflect_points(points, pairs), radius)
+    before = group_weights(obj)
+    group_names = tuple(g.name for g in obj.vertex_groups)
+    side = points @ pairs.normal - pairs.offset  # > 0: left (the pairs' normal points right to left)
+    listed = np.zeros(len(points), dtype=bool)
+    listed[list(finding.vertices)] = True
+    destination = listed & ((side < -radius) if settings.mirror_direction == "left-to-right" else (side > radius))
+    centre = listed & (np.abs(side) <= radius)
+    deform, locked = group_rows(obj, audit)
+    fix = wfix.mirror_side(before, deform, locked, partner, mirror_groups(group_names, names, pairs),
+                           destination, centre)
+    return fix.message, write_weight_fix(obj, before, fix)
+
+
 def _property_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding) -> tuple[str, int]:
     arm = bpy.data.objects[audit.armature]
     if finding.code == "preserve-volume-on":
@@ -216,10 +255,13 @@ def _property_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding) -> 
     return f"{what} on {len(bones)} bones of '{arm.name}'", len(bones)
 
 
-def apply_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, settings: FixSettings) -> tuple[str, int]:
+def apply_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, settings: FixSettings,
+              options: AuditOptions | None = None) -> tuple[str, int]:
     """Apply the fix for one finding of ``audit`` (the audit of ``obj``); (message, cells or items changed)."""
     if finding.code not in FIXABLE:
         raise InputError(f"no fix for '{finding.code}'; fixable: {', '.join(FIXABLE)}")
+    if finding.code == "weight-asymmetry":
+        return _mirror_fix(obj, audit, finding, settings, options or AuditOptions())
     if finding.code in ("group-without-bone", "weights-on-non-deform-bone"):
         return _group_fix(obj, audit, finding, settings)
     if finding.code in ("preserve-volume-on", "deform-bone-without-weights", "bbones-on-deform-bones"):
@@ -241,7 +283,7 @@ def fix_mesh(context: bpy.types.Context, obj: bpy.types.Object, codes: Sequence[
             raise InputError(f"no fix for '{code}'; fixable: {', '.join(FIXABLE)}")
     if obj.mode == "EDIT" or any(m.object.mode == "EDIT" for m in armature_modifiers(obj)):
         raise InputError(f"'{obj.name}' or its armature is in Edit Mode; leave it, then fix")
-    options = options or AuditOptions(shape_checks="stray-weights" in codes)
+    options = options or AuditOptions(shape_checks=bool(SHAPE_CHECK_CODES.intersection(codes)))
     options = replace(options, max_influences=settings.max_influences)
     outcomes = []
     audits = audit_meshes(context, [obj], options)
@@ -250,7 +292,7 @@ def fix_mesh(context: bpy.types.Context, obj: bpy.types.Object, codes: Sequence[
         done, changed = [], 0
         for audit in audits:
             for finding in [f for f in audit.findings if f.code == code]:
-                message, n = apply_fix(obj, audit, finding, settings)
+                message, n = apply_fix(obj, audit, finding, settings, options)
                 done.append(message)
                 changed += n
             if code in ("deform-bone-without-weights", "bbones-on-deform-bones"):

@@ -20,7 +20,7 @@ from ...core.input_guard import check_report_target
 from ...core.output_files import require_output_dir
 from ..run.audit_files import importer_output_to_stderr, leave_edit_modes, load
 from ..run.audit_scene import audit_meshes, skinned_meshes
-from .apply import FixOutcome, FixSettings, fix_mesh
+from .apply import SHAPE_CHECK_CODES, FixOutcome, FixSettings, fix_mesh
 
 #: What a repaired copy may be written as.
 OUTPUT_SUFFIXES = (".blend", ".glb", ".gltf")
@@ -88,7 +88,8 @@ def fix_file(path: str, codes: Sequence[str], target: Path, settings: FixSetting
     if not meshes:
         what = f"'{object_name}' is not" if object_name else "no mesh is"
         raise InputError(f"{path}: {what} a mesh deformed by an Armature modifier; nothing to fix")
-    options = AuditOptions(shape_checks="stray-weights" in codes, max_influences=settings.max_influences)
+    options = AuditOptions(shape_checks=bool(SHAPE_CHECK_CODES.intersection(codes)),
+                           max_influences=settings.max_influences)
     outcomes = [o for obj in meshes for o in fix_mesh(bpy.context, obj, codes, settings, options)]
     after = tuple((a.object, f.code, f.severity) for a in audit_meshes(bpy.context, meshes, options)
                   for f in a.findings)

@@ -277,3 +277,56 @@ def transfer_from_neighbours(weights: ArrayLike, deform_rows: ArrayLike, locked_
     if skipped.size:
         message += f"; {skipped.size} vertices lie on a piece with no weighted vertex (paint them)"
     return WeightFix(fix.weights, fix.changed, message, skipped)
+
+
+def mirror_side(weights: ArrayLike, deform_rows: ArrayLike, locked_rows: ArrayLike, partner: ArrayLike,
+                mirror_group: ArrayLike, destination: ArrayLike, centre: ArrayLike | None = None) -> WeightFix:
+    """Destination vertices take their mirror vertex's weights, each group through its mirror group.
+
+    For a destination vertex v with mirror vertex p (not itself a destination) and each unlocked
+    deform group g whose mirror group m is a deform group: ``new[g, v] = weights[m, p]``.  Groups
+    without a mirror group, locked groups and non-deform groups keep their values.  A ``centre``
+    vertex (on the mirror plane, its own partner) gets, for each pair of unlocked deform groups
+    g / m, the mean of its two weights in both: symmetric, with the same sum.
+
+    Parameters
+    ----------
+    weights : (G, V) float32
+    deform_rows, locked_rows : (G,) bool
+    partner : (V,) int, mirror vertex of each vertex or -1 (core.audit.symmetry.mirror_weights)
+    mirror_group : (G,) int, group holding each group's mirrored weights or -1 (symmetry.mirror_groups)
+    destination : (V,) bool, the side written (e.g. the right side for left-to-right)
+    centre : (V,) bool, vertices on the plane to make symmetric (default none)
+    """
+    w, deform, locked = _check(weights, deform_rows, locked_rows)
+    v_count = w.shape[1]
+    p = np.asarray(partner, dtype=np.intp)
+    mg = np.asarray(mirror_group, dtype=np.intp)
+    dest = np.asarray(destination, dtype=bool)
+    mid = np.zeros(v_count, bool) if centre is None else np.asarray(centre, dtype=bool)
+    if p.shape != (v_count,) or dest.shape != (v_count,) or mid.shape != (v_count,):
+        raise ShapeError(f"partner, destination and centre must have shape ({v_count},), got "
+                         f"{p.shape}, {dest.shape}, {mid.shape}")
+    if mg.shape != (w.shape[0],):
+        raise ShapeError(f"mirror_group must have shape ({w.shape[0]},), got {mg.shape}")
+    out = w.astype(np.float64)
+    source_ok = (p >= 0) & ~dest[np.maximum(p, 0)]
+    targets = np.flatnonzero(dest & source_ok)
+    skipped = np.flatnonzero(dest & ~source_ok).astype(np.intp)
+    rows = [g for g in range(w.shape[0]) if deform[g] and not locked[g] and mg[g] >= 0 and deform[mg[g]]]
+    for g in rows:
+        out[g, targets] = w[mg[g], p[targets]]
+    middle = np.flatnonzero(mid)
+    for g in rows:
+        m = int(mg[g])
+        if m > g and not locked[m]:  # each pair once; a group that is its own mirror is symmetric already
+            mean = 0.5 * (w[g, middle].astype(np.float64) + w[m, middle])
+            out[g, middle] = mean
+            out[m, middle] = mean
+    fix = _result(w, out, "", skipped)
+    message = f"mirrored the weights of {targets.size} vertices from their mirror vertices"
+    if middle.size:
+        message += f" and evened {middle.size} vertices on the mirror plane"
+    if skipped.size:
+        message += f"; {skipped.size} vertices have no mirror vertex and keep their weights"
+    return WeightFix(fix.weights, fix.changed, message, skipped)

@@ -124,3 +124,27 @@ def test_bad_shapes_and_nan_are_refused():
         normalize(np.zeros((2, 3), F32), [True], [False, False])
     with pytest.raises(InputError, match="non-finite"):
         normalize(np.full((1, 1), np.nan, F32), [True], [False])
+
+
+def test_mirror_side_by_hand():
+    # vertices: 0 left, 1 right (partners), 2 on the plane (its own partner), 3 right without partner
+    # groups: Arm.L, Arm.R (mirrors), Spine (own mirror), Mask (non-deform, mirror of itself)
+    w = np.array([[0.6, 0.0, 0.3, 0.0],
+                  [0.0, 0.2, 0.1, 0.5],
+                  [0.4, 0.8, 0.6, 0.5],
+                  [0.9, 0.1, 0.0, 0.0]], dtype=F32)
+    from skin_audit.core.fixes.weights import mirror_side
+
+    fix = mirror_side(w, [True, True, True, False], [False] * 4, partner=[1, 0, 2, -1],
+                      mirror_group=[1, 0, 2, 3], destination=[False, True, False, True],
+                      centre=[False, False, True, False])
+    # vertex 1 <- vertex 0 through the mirror: Arm.R = Arm.L(0) = 0.6, Arm.L = Arm.R(0) = 0, Spine 0.4
+    assert fix.weights[:, 1].tolist() == [0.0, pytest.approx(0.6), pytest.approx(0.4), pytest.approx(0.1)]
+    # vertex 2 on the plane: Arm.L / Arm.R evened to 0.2 each, Spine kept
+    assert fix.weights[:, 2] == pytest.approx([0.2, 0.2, 0.6, 0.0])
+    assert np.array_equal(fix.weights[:, [0, 3]], w[:, [0, 3]])  # the source side and the unmatched vertex
+    assert fix.skipped.tolist() == [3]
+    assert fix.weights[3, 1] == w[3, 1]  # non-deform Mask never changes
+    locked = mirror_side(w, [True, True, True, False], [False, True, False, False], [1, 0, 2, -1],
+                         [1, 0, 2, 3], [False, True, False, True])
+    assert np.array_equal(locked.weights[1], w[1])  # a locked group is not written
