@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _fixable() -> list[str]:
     # The list lives beside the fixes (they need bpy); kept here as plain names for --help without Blender.
     return ["too-many-influences", "weights-not-normalized", "unweighted-vertices", "stray-weights",
-            "group-without-bone", "weights-on-non-deform-bone", "deform-bone-without-weights",
+            "weight-asymmetry", "group-without-bone", "weights-on-non-deform-bone", "deform-bone-without-weights",
             "preserve-volume-on", "bbones-on-deform-bones"]
 
 
@@ -162,6 +162,8 @@ def _add_fix_parser(sub: Any) -> None:
                      "merge its weights into a deform bone's group")
     fix.add_argument("--merge-into", metavar="BONE", default="",
                      help="the deform bone merged weights go to (default: the nearest unlocked one)")
+    fix.add_argument("--direction", choices=("left-to-right", "right-to-left"), default="left-to-right",
+                     help="weight-asymmetry: which side's weights are copied to the other (default left-to-right)")
     fix.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
                      help="exit 1 when the re-audit has a finding at or above this severity (default error)")
 
@@ -177,7 +179,8 @@ def _run_fix(args: argparse.Namespace, out: TextIO) -> int:
     from .blender.fix.apply import FixSettings
 
     settings = FixSettings(max_influences=args.max_influences, threshold=args.threshold,
-                           group_action=args.group_action, merge_into=args.merge_into)
+                           group_action=args.group_action, merge_into=args.merge_into,
+                           mirror_direction=args.direction)
     result = fix_file(args.path, args.code, target, settings, args.object)
     out.write(summary_text(result))
     if args.fail_on == "never":

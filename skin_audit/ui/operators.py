@@ -436,6 +436,12 @@ class SKIN_AUDIT_OT_fix_finding(bpy.types.Operator):
     )
     merge_into: StringProperty(name="Merge Into", description="Deform bone receiving the weights "
                                "(empty: the nearest unlocked deform bone)", default="")
+    direction: EnumProperty(
+        name="Mirror",
+        items=(("left-to-right", "Left to Right", "Copy the left side's weights to the right side"),
+               ("right-to-left", "Right to Left", "Copy the right side's weights to the left side")),
+        default="left-to-right",
+    )
 
     @classmethod
     def poll(cls, context):
@@ -456,7 +462,7 @@ class SKIN_AUDIT_OT_fix_finding(bpy.types.Operator):
 
         limit = self.max_influences or context.scene.skin_audit.max_influences
         fix = FixSettings(max_influences=limit, threshold=self.threshold, group_action=self.group_action,
-                          merge_into=self.merge_into)
+                          merge_into=self.merge_into, mirror_direction=self.direction)
         try:
             outcome = actions.fix_finding(context, self.mesh_index, self.rig_index, self.finding_index, fix)
         except SkinAuditError as exc:

@@ -308,3 +308,11 @@ def assert_same_except_weights_sym(before, after):
         for key in ("modifiers", "bones"):
             if key in before[name]:
                 assert before[name][key] == after[name][key], (name, key)
+
+
+def test_command_line_codes_are_the_fixable_codes(bpy):
+    """The CLI lists the codes without importing bpy (for --help); it must name exactly FIXABLE."""
+    from skin_audit.blender.fix.apply import FIXABLE
+    from skin_audit.cli import _fixable
+
+    assert sorted(_fixable()) == sorted(FIXABLE)
