@@ -155,8 +155,11 @@ def _add_fix_parser(sub: Any) -> None:
     fix.add_argument("--object", metavar="NAME", help="fix only this mesh object")
     fix.add_argument("--max-influences", type=_positive_int, default=4, metavar="N",
                      help="too-many-influences: deform weights kept per vertex (default 4)")
+    fix.add_argument("--stray-action", choices=("islands", "below"), default="islands",
+                     help="stray-weights: remove the audit's islands and far weights (default), or every "
+                     "deform weight below --threshold")
     fix.add_argument("--threshold", type=_threshold, default=0.01, metavar="W",
-                     help="stray-weights: remove deform weights below this (default 0.01)")
+                     help="stray-weights with --stray-action below: the weight under which they go (default 0.01)")
     fix.add_argument("--group-action", choices=("remove", "merge"), default="remove",
                      help="group-without-bone, weights-on-non-deform-bone: remove the group (default) or "
                      "merge its weights into a deform bone's group")
@@ -180,7 +183,7 @@ def _run_fix(args: argparse.Namespace, out: TextIO) -> int:
 
     settings = FixSettings(max_influences=args.max_influences, threshold=args.threshold,
                            group_action=args.group_action, merge_into=args.merge_into,
-                           mirror_direction=args.direction)
+                           mirror_direction=args.direction, stray_action=args.stray_action)
     result = fix_file(args.path, args.code, target, settings, args.object)
     out.write(summary_text(result))
     if args.fail_on == "never":

@@ -426,6 +426,12 @@ class SKIN_AUDIT_OT_fix_finding(bpy.types.Operator):
     finding_index: IntProperty(name="Finding", description="Finding number", min=0, options={"SKIP_SAVE"})
     max_influences: IntProperty(name="Max Influences", description="Too many influences: deform weights "
                                 "kept per vertex (0: the audit's setting)", min=0, max=64, default=0)
+    stray_action: EnumProperty(
+        name="Stray",
+        items=(("islands", "Islands", "Remove the islands and far weights the audit found"),
+               ("below", "Below Threshold", "Remove every deform weight below the threshold")),
+        default="islands",
+    )
     threshold: FloatProperty(name="Threshold", description="Stray weights: remove deform weights below this",
                              min=1e-6, max=0.999, default=0.01, precision=4)
     group_action: EnumProperty(
@@ -462,7 +468,8 @@ class SKIN_AUDIT_OT_fix_finding(bpy.types.Operator):
 
         limit = self.max_influences or context.scene.skin_audit.max_influences
         fix = FixSettings(max_influences=limit, threshold=self.threshold, group_action=self.group_action,
-                          merge_into=self.merge_into, mirror_direction=self.direction)
+                          merge_into=self.merge_into, mirror_direction=self.direction,
+                          stray_action=self.stray_action)
         try:
             outcome = actions.fix_finding(context, self.mesh_index, self.rig_index, self.finding_index, fix)
         except SkinAuditError as exc:

@@ -164,11 +164,35 @@ def test_stray_weights_below_threshold(bpy, empty_scene):
     obj, _ = fixable_rig(bpy)
     obj.vertex_groups["F"].add([1, 2], 0.004, "REPLACE")  # a speck far from F
     before = snapshot(bpy)
-    run_fix(bpy, obj, "stray-weights", threshold=0.01)
+    run_fix(bpy, obj, "stray-weights", stray_action="below", threshold=0.01)
     after = snapshot(bpy)
     changed = weight_cells_changed(before, after)
     assert {v for _, v in changed} == {1, 2}
     assert after["Body"]["weights"]["F"][[1, 2]].tolist() == [0.0, 0.0]
+    assert_same_except_weights(before, after)
+
+
+def test_stray_islands_are_removed(bpy, empty_scene):
+    """A's weights planted on two top-ring vertices (F's tail, far from A and cut off from A's
+    region): the islands go, those two vertices are normalised back to F alone, nothing else moves."""
+    from tests.factories.blender_rigs import chain_rig
+
+    obj, _ = chain_rig("Body", BONES, RINGS, SEGMENTS)  # clean: no stray weights of its own
+    bystander = bpy.data.objects.new("Bystander", bpy.data.meshes.new("Bystander"))
+    bystander.vertex_groups.new(name="A")
+    bpy.context.scene.collection.objects.link(bystander)
+    assert "stray-weights" not in run_fix(bpy, obj, "stray-weights").before
+    island = [50, 51]
+    obj.vertex_groups["A"].add(island, 0.3, "REPLACE")
+    bpy.context.view_layer.update()
+    before = snapshot(bpy)
+    out = run_fix(bpy, obj, "stray-weights")
+    after = snapshot(bpy)
+    assert out.before.get("stray-weights") == len(island) and "stray-weights" not in out.after, out
+    changed = weight_cells_changed(before, after)
+    assert {("A", v) for v in island} <= changed <= {(g, v) for g in BONES for v in island}
+    w = after["Body"]["weights"]
+    assert w["A"][island].tolist() == [0.0, 0.0] and w["F"][island].tolist() == [1.0, 1.0]
     assert_same_except_weights(before, after)
 
 

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import MeshAudit
-from ...core.audit.stray_weights import segment_distance
+from ...core.audit.stray_weights import find_stray_weights, segment_distance
 from ...core.audit.symmetry import mirror_groups, pair_bones, reflect_points
 from ...core.errors import InputError
 from ...core.findings import Finding
@@ -34,7 +34,8 @@ FIXABLE: dict[str, str] = {
     "too-many-influences": "keep the N largest deform weights per vertex, then normalise those vertices",
     "weights-not-normalized": "scale the unlocked deform weights of the listed vertices to sum to 1",
     "unweighted-vertices": "give unweighted vertices their nearest weighted neighbours' weights along the mesh",
-    "stray-weights": "remove unlocked deform weights below the threshold, then normalise those vertices",
+    "stray-weights": "remove the stray islands and far weights (or weights below a threshold), then normalise "
+                     "those vertices",
     "weight-asymmetry": "copy one side's weights to the other through the audit's bone pairs and mirror vertices",
     "group-without-bone": "remove the vertex group, or merge its weights into a deform bone's group",
     "weights-on-non-deform-bone": "remove the vertex group, or merge its weights into a deform bone's group",
@@ -61,6 +62,8 @@ class FixSettings:
     group_action: str = "remove"
     #: Bone whose group receives merged weights; "" means the nearest deform bone.
     merge_into: str = ""
+    #: For stray-weights: "islands" (the audit's islands and far weights) or "below" (under ``threshold``).
+    stray_action: str = "islands"
     #: For weight-asymmetry: "left-to-right" or "right-to-left".
     mirror_direction: str = "left-to-right"
 
@@ -188,8 +191,12 @@ def _weight_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, setti
         fix = wfix.normalize(before, deform, locked, vertices=finding.vertices)
     elif code == "unweighted-vertices":
         fix = wfix.transfer_from_neighbours(before, deform, locked, _edges(obj.data), finding.vertices)
-    else:  # stray-weights
+    elif settings.stray_action == "below":
         fix = wfix.remove_below(before, deform, locked, settings.threshold)
+    elif settings.stray_action == "islands":
+        fix = wfix.remove_cells(before, deform, locked, _stray_cells(obj, audit, finding, before, deform, locked))
+    else:
+        raise InputError(f"stray action must be 'islands' or 'below', got {settings.stray_action!r}")
     return fix.message, write_weight_fix(obj, before, fix)
 
 
@@ -201,6 +208,33 @@ def _weighted_elsewhere(obj: bpy.types.Object, arm: bpy.types.Object) -> set[str
             w = group_weights(other)
             used |= {g.name for g in other.vertex_groups if bool((w[g.index] != 0).any())}
     return used
+
+
+def _armature_points(obj: bpy.types.Object, arm: bpy.types.Object) -> NDArray[np.float64]:
+    """(V, 3) the mesh's stored positions in the armature's space (as the shape checks see them)."""
+    to_arm = np.array(arm.matrix_world.inverted() @ obj.matrix_world, dtype=np.float64)
+    out: NDArray[np.float64] = mesh_positions(obj.data) @ to_arm[:3, :3].T + to_arm[:3, 3]
+    return out
+
+
+def _stray_cells(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, weights: NDArray[np.float32],
+                 deform: NDArray[np.bool_], locked: NDArray[np.bool_]) -> NDArray[np.intp]:
+    """(N, 2) the (group, vertex) cells the audit's stray check calls islands or far, on the finding's
+    vertices, in unlocked deform groups (this mesh alone, as core.audit.stray_weights judges them)."""
+    arm = bpy.data.objects[audit.armature]
+    bones = arm.data.bones
+    index = {b.name: j for j, b in enumerate(bones)}
+    group_bones = np.array([index[g.name] if deform[g.index] else -1 for g in obj.vertex_groups], dtype=np.intp)
+    heads = np.array([tuple(b.head_local) for b in bones], dtype=np.float64).reshape(-1, 3)
+    tails = np.array([tuple(b.tail_local) for b in bones], dtype=np.float64).reshape(-1, 3)
+    points = _armature_points(obj, arm)
+    size = max(float(np.ptp(points, axis=0).max()) if len(points) else 1.0, 1e-6)
+    strays = find_stray_weights(points, weights, group_bones, heads, tails, _edges(obj.data), size)
+    listed = np.zeros(len(points), dtype=bool)
+    listed[list(finding.vertices)] = True
+    cells = [(s.group, int(v)) for s in strays if not locked[s.group]
+             for v in np.union1d(s.islands, s.far) if listed[v]]
+    return np.array(cells, dtype=np.intp).reshape(-1, 2)
 
 
 def _mirror_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, settings: FixSettings,
@@ -216,8 +250,7 @@ def _mirror_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, setti
     pairs = pair_bones(names, heads)
     if not pairs.pairs:
         raise InputError(f"'{arm.name}' has no left/right bone pairs to mirror through")
-    to_arm = np.array(arm.matrix_world.inverted() @ obj.matrix_world, dtype=np.float64)
-    points = mesh_positions(obj.data) @ to_arm[:3, :3].T + to_arm[:3, 3]
+    points = _armature_points(obj, arm)
     size = max(float(np.ptp(points, axis=0).max()) if len(points) else 1.0, 1e-6)
     radius = options.mirror_radius_relative * size
     partner = nearest_within(points, reflect_points(points, pairs), radius)

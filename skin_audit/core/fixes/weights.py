@@ -184,7 +184,8 @@ def remove_below(weights: ArrayLike, deform_rows: ArrayLike, locked_rows: ArrayL
 def remove_cells(weights: ArrayLike, deform_rows: ArrayLike, locked_rows: ArrayLike,
                  cells: ArrayLike, renormalize: bool = True) -> WeightFix:
     """The given (group, vertex) cells set to 0 (stray islands, far vertices), then those
-    vertices normalised over what is left.  Cells of locked or non-deform groups are refused."""
+    vertices normalised over what is left.  Cells of locked or non-deform groups are refused;
+    a vertex the removal would leave with no deform weight keeps its cells (``skipped``)."""
     w, deform, locked = _check(weights, deform_rows, locked_rows)
     c = np.asarray(cells, dtype=np.intp).reshape(-1, 2)
     if c.size and ((c < 0).any() or (c[:, 0] >= w.shape[0]).any() or (c[:, 1] >= w.shape[1]).any()):
@@ -195,13 +196,19 @@ def remove_cells(weights: ArrayLike, deform_rows: ArrayLike, locked_rows: ArrayL
                          "unlock the group or leave it out")
     out = w.astype(np.float64)
     out[c[:, 0], c[:, 1]] = 0.0
+    emptied = np.flatnonzero((out[deform] == 0.0).all(axis=0) & (w[deform] != 0.0).any(axis=0))
+    keep = np.isin(c[:, 1], emptied)
+    out[c[keep, 0], c[keep, 1]] = w[c[keep, 0], c[keep, 1]]
+    c = c[~keep]
     touched = np.unique(c[:, 1])
-    skipped = np.zeros(0, np.intp)
+    skipped = emptied.astype(np.intp)
     if renormalize:
-        out, skipped = _normalized_columns(out, deform & ~locked, deform & locked, touched)
+        out, _ = _normalized_columns(out, deform & ~locked, deform & locked, touched)
     fix = _result(w, out, "", skipped)
-    return WeightFix(fix.weights, fix.changed, f"removed {len(c)} stray weights on {touched.size} vertices",
-                     skipped)
+    message = f"removed {len(c)} stray weights on {touched.size} vertices"
+    if skipped.size:
+        message += f"; {skipped.size} vertices have only stray weights and keep them (paint them instead)"
+    return WeightFix(fix.weights, fix.changed, message, skipped)
 
 
 def merge_rows(weights: ArrayLike, deform_rows: ArrayLike, locked_rows: ArrayLike, source: int,

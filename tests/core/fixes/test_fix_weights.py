@@ -84,6 +84,10 @@ def test_remove_cells_refuses_locked_and_renormalises():
     assert cells(fix) == {(0, 0), (1, 0)}
     with pytest.raises(InputError, match="locked"):
         remove_cells(w, [True, True], [False, True], [[1, 0]])
+    # vertex 1's only weight is the stray one: removing it would leave it unweighted
+    kept = remove_cells(w, [True, True], [False, False], [[1, 0], [0, 1]])
+    assert kept.weights[:, 1].tolist() == [1.0, 0.0] and kept.skipped.tolist() == [1]
+    assert cells(kept) == {(0, 0), (1, 0)}
 
 
 def test_merge_rows_moves_clips_and_renormalises():
