@@ -88,6 +88,23 @@ def test_recomputation_matches_the_modifiers_formula(variant):
     assert np.abs(moved).max() > 0.1
 
 
+@pytest.mark.parametrize("variant", ["posed chain", "object transforms", "translated, scaled and rotated pose",
+                                     "unnormalised and tiny sums", "mask", "mask inverted",
+                                     "non-deform bone's group"])
+def test_recomputed_positions_equal_the_formula_to_float64(variant):
+    """The recomputation itself, not the audit's float32 tolerance: equal to rounding."""
+    from skin_audit.core.audit.armature_modifier import recompute_blender
+
+    rig, kw = _variant(variant)
+    if variant == "unnormalised and tiny sums":  # move Root too, so the sub-1e-4 vertices would move
+        rig = nr.Rig(rig.rows, rig.rest, rig.groups, rig.edges, {**rig.basis, "Root": nr.rotation("z", 0.5)})
+    mesh = nr.skinned_mesh(rig, blender=None, **kw)
+    modifier = mesh.modifier
+    own = nr.blender_positions(rig.rest, rig.group_names, rig.weight_array(), rig.rows, rig.channel(),
+                               kw.get("mesh_to_armature"), modifier.mask_group, modifier.invert_mask, float32=False)
+    np.testing.assert_allclose(recompute_blender(mesh).positions, own, rtol=0, atol=1e-12)
+
+
 def test_skinning_mismatch_names_the_vertices_that_moved_otherwise():
     rig = clean()
     blender = nr.skinned_mesh(rig).blender.copy()
@@ -309,7 +326,58 @@ def test_engine_keeps_the_largest_weights_as_a_fixed_joint_array_would():
     for n, w in zip(("B1", "B2", "B3", "B4", "B5"), (0.5, -0.05, 0.4, 0.3, -0.15), strict=True):
         groups[n][48] = w
     crowded = nr.Rig(rig.rows, rig.rest, groups, rig.edges, rig.basis)
-    result = audit(nr.skinned_mesh(crowded), target="raw")
-    own = own_divergence(crowded)
+    pre = object_matrix()  # the armature origin away from the mesh's: dropped weight goes there
+    result = audit(nr.skinned_mesh(crowded, mesh_to_armature=pre), target="raw")
+    own = own_divergence(crowded, mesh_to_armature=pre)
     assert own[nr.ring(4)].min() > 1e-3 and own[nr.ring(5)].min() > 1e-3 and own[48] > 1e-3
     np.testing.assert_allclose(result.measures["engine_divergence"], own, atol=1e-9)
+
+
+def twist_pair_closed_form(rig: nr.Rig, root_degrees: float, child_degrees: float, turn: bool = True) -> np.ndarray:
+    """(V, 3) Preserve Volume when Root twists by ``root_degrees`` about +Y and Child (on the same
+    axis) by ``child_degrees`` in all: the two unit quaternions (w >= 0, as a matrix gives them)
+    blend with Child's sign turned against Root's when they are opposed (Blender's
+    add_weighted_dq_dq_pivot), and the vertex turns about Y by twice the blend's angle."""
+    def q(deg: float) -> np.ndarray:
+        h = math.radians(deg) / 2.0
+        out = np.array([math.cos(h), math.sin(h)])
+        return out if out[0] >= 0 else -out
+
+    w = rig.weight_array().astype(np.float64)
+    q1, q2 = q(root_degrees), q(child_degrees)
+    # Per vertex: the running sum after Root is w_root q1; Child's sign is turned against it.
+    sign = np.where((w[0] > 0) & (float(q1 @ q2) < 0) & turn, -1.0, 1.0)
+    blend = w[0][:, None] * q1 + (w[1] * sign)[:, None] * q2
+    phi = 2.0 * np.arctan2(blend[:, 1], blend[:, 0])
+    x, y, z = rig.rest.T
+    out = np.column_stack([x * np.cos(phi) + z * np.sin(phi), y, -x * np.sin(phi) + z * np.cos(phi)])
+    return out.astype(np.float32).astype(np.float64)
+
+
+@pytest.mark.parametrize("root, child_local, opposed", [(100.0, 160.0, True), (-40.0, 90.0, False)])
+def test_preserve_volume_blends_against_the_running_sign(root, child_local, opposed):
+    """100 + 160 = 260 degrees: Child's quaternion is opposed to Root's and Blender turns it."""
+    rig = clean({"Root": nr.rotation("y", math.radians(root)), "Child": nr.rotation("y", math.radians(child_local))})
+    expected = twist_pair_closed_form(rig, root, root + child_local)
+    dqs = ArmatureModifierSettings("A", preserve_volume=True)
+    result = audit(nr.skinned_mesh(rig, blender=expected, modifier=dqs))
+    assert "skinning-mismatch" not in codes(result) and "dqs-order-sensitive" not in codes(result)
+    assert result.metrics["max_numpy_vs_blender"] <= FLOAT32_MATCH
+    unturned = twist_pair_closed_form(rig, root, root + child_local, turn=False)
+    assert (np.abs(unturned - expected).max() > 0.1) == opposed  # the sign rule decides this case
+
+
+def test_preserve_volume_of_translated_bones_blends_the_translations():
+    """Pure translations blend linearly under DQS too: the modifier's formula is the closed form."""
+    root, child = np.eye(4), np.eye(4)
+    root[:3, 3], child[:3, 3] = (0.3, 0.0, -0.2), (0.0, 0.4, 0.5)
+    rig = clean({"Root": root, "Child": child})
+    groups = {k: v.copy() for k, v in rig.groups.items()}
+    groups["Root"][nr.ring(4)] = groups["Child"][nr.ring(4)] = 0.4  # renormalised: sum 0.8
+    rig = nr.Rig(rig.rows, rig.rest, groups, rig.edges, rig.basis)
+    pre = object_matrix()
+    expected = nr.blender_positions(rig.rest, rig.group_names, rig.weight_array(), rig.rows, rig.channel(), pre)
+    dqs = ArmatureModifierSettings("A", preserve_volume=True)
+    result = audit(nr.skinned_mesh(rig, blender=expected, modifier=dqs, mesh_to_armature=pre))
+    assert "skinning-mismatch" not in codes(result)
+    assert result.metrics["max_numpy_vs_blender"] <= FLOAT32_MATCH * 4
