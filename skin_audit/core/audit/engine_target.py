@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..engines.targets import Target, get_target
-from ..engines.weights import exported_deform
+from ..engines.weights import PreparedInfluences, deform_prepared, prepare_exported
 from .options import AuditOptions
 from .skinned_mesh import SkinnedMesh
 
@@ -24,28 +24,40 @@ def audit_target(options: AuditOptions) -> Target:
     return target
 
 
-def target_positions(mesh: SkinnedMesh, target: Target, channel: F64) -> F64:
-    """(V, 3) positions ``target`` draws for ``mesh`` at ``channel``, in the mesh's object space.
+def prepare_target(mesh: SkinnedMesh, target: Target) -> list[tuple[NDArray[np.bool_] | None, PreparedInfluences]]:
+    """The influences ``target`` draws ``mesh`` with, once for all its poses: (vertex mask, influences).
 
-    For a .blend the target's exporter runs first (``exported_deform``).  The blend runs in
-    armature space and goes back with ``premat^-1`` as a point: conjugating the matrices into
-    mesh space (``premat^-1 M premat``) is exact only when a vertex's weights sum to 1, and
-    the ``raw`` and ``gltf`` targets keep sums that do not (an unweighted vertex collapses to
-    the armature's origin, as an engine skinning in that space draws it).
+    Used slots come first in the table, zero padding after.  A vertex with at most N
+    influences reaches the engine with all of them (negative ones too): only padding is cut,
+    so a padding zero never outranks one of its negative weights.
     """
     table = mesh.influence_table
-    rest = mesh.rest_armature
     n = target.max_influences
     if target.exporter is None and n is not None and table.bones.shape[1] > n:
-        # Used slots come first in the table, zero padding after.  A vertex with at most N
-        # influences reaches the engine with all of them (negative ones too): only padding is
-        # cut, so a padding zero never outranks one of its negative weights.
         few = mesh.flat_columns.count <= n
-        drawn = np.empty_like(rest)
-        drawn[few] = exported_deform(rest[few], table.bones[few, :n], table.weights[few, :n], channel, target)
-        drawn[~few] = exported_deform(rest[~few], table.bones[~few], table.weights[~few], channel, target)
-    else:
-        drawn = exported_deform(rest, table.bones, table.weights, channel, target)
+        return [(few, prepare_exported(table.bones[few, :n], table.weights[few, :n], target)),
+                (~few, prepare_exported(table.bones[~few], table.weights[~few], target))]
+    return [(None, prepare_exported(table.bones, table.weights, target))]
+
+
+def target_positions(mesh: SkinnedMesh, target: Target, channel: F64,
+                     prepared: list[tuple[NDArray[np.bool_] | None, PreparedInfluences]] | None = None) -> F64:
+    """(V, 3) positions ``target`` draws for ``mesh`` at ``channel``, in the mesh's object space.
+
+    For a .blend the target's exporter runs first (``prepare_target``, which a caller with
+    several poses computes once).  The blend runs in armature space and goes back with
+    ``premat^-1`` as a point: conjugating the matrices into mesh space (``premat^-1 M premat``)
+    is exact only when a vertex's weights sum to 1, and the ``raw`` and ``gltf`` targets keep
+    sums that do not (an unweighted vertex collapses to the armature's origin, as an engine
+    skinning in that space draws it).
+    """
+    rest = mesh.rest_armature
+    drawn = np.empty_like(rest)
+    for mask, influences in prepared if prepared is not None else prepare_target(mesh, target):
+        if mask is None:
+            drawn = deform_prepared(rest, influences, channel)
+        else:
+            drawn[mask] = deform_prepared(rest[mask], influences, channel)
     back = np.linalg.inv(mesh.mesh_to_armature)
     out: F64 = drawn @ back[:3, :3].T + back[:3, 3]
     return out

@@ -16,7 +16,7 @@ from ..engines.divergence import divergence_by_pose, divergence_finding
 from ..findings import Finding, Severity
 from .armature_modifier import Recomputed, deform_both, recompute_blender
 from .drift_causes import UNEXPLAINED, rest_drift_causes
-from .engine_target import audit_target, target_positions
+from .engine_target import audit_target, prepare_target, target_positions
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .report import MeshAudit
 from .rig_audit import RIG_CODES, MissingModifier, RigAudit, audit_rig
@@ -280,10 +280,11 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
     per_pose: dict[str, F64] = {}
     poses = [("current", None)] + [(p.name, p.channel) for p in
                                    standard_poses(mesh.bones, options.test_pose_degrees)]
+    prepared = prepare_target(mesh, target)  # the exporter and weight rules once, for every pose
     for name, channel in poses:
         # The current pose was deformed Blender's way at the start.
         blender_like = rec if channel is None else deform_both(mesh.for_test_poses(), channel)[0]
-        engine = target_positions(mesh, target, mesh.bones.channel if channel is None else channel)
+        engine = target_positions(mesh, target, mesh.bones.channel if channel is None else channel, prepared)
         per_pose[name] = engine_divergence(engine, blender_like.positions)
     divergence = np.vstack(list(per_pose.values())).max(axis=0)
     measures["engine_divergence"] = divergence

@@ -9,6 +9,8 @@ raised, so the audit can report them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -76,6 +78,45 @@ def exporter_weights(
     return j, w, neutral
 
 
+@dataclass(frozen=True)
+class PreparedInfluences:
+    """What a target's runtime skins with, computed once for every pose of a mesh.
+
+    ``joints``/``weights`` (V, K) after the exporter and the runtime's weight rules;
+    ``stay`` (V,) the vertices drawn at their rest position (the runtime's zero-weight rule,
+    or the exporter's neutral joint for unweighted vertices).
+    """
+
+    joints: NDArray[np.int64]
+    weights: NDArray[np.float64]
+    stay: NDArray[np.bool_]
+
+
+def prepare_exported(joints: ArrayLike, weights: ArrayLike, target: Target) -> PreparedInfluences:
+    """The influences ``target`` draws a .blend with: its exporter, then the runtime's rules."""
+    if target.exporter is None:
+        j, w = engine_weights(joints, weights, target, set_width=None)
+        neutral = np.zeros(len(j), dtype=bool)
+    else:
+        ej, ew, neutral = exporter_weights(joints, weights, target.exporter)
+        j, w = engine_weights(np.where(ej < 0, 0, ej), np.where(ej < 0, 0.0, ew), target, set_width=4)
+        if not target.exporter.neutral_joint_for_unweighted:
+            neutral = np.zeros(len(j), dtype=bool)
+    stay = np.asarray(neutral, dtype=bool).copy()
+    if target.zero_weight_rule == "stay":
+        stay |= ~np.any(w != 0.0, axis=1)
+    return PreparedInfluences(np.asarray(j), np.asarray(w, dtype=np.float64), stay)
+
+
+def deform_prepared(rest_positions: ArrayLike, prepared: PreparedInfluences,
+                    joint_matrices: ArrayLike) -> NDArray[np.float64]:
+    """(V, 3) positions drawn from prepared influences at one pose (non-finite values returned)."""
+    p = np.asarray(rest_positions, dtype=np.float64)
+    out = blend(p, prepared.joints, prepared.weights, joint_matrices)
+    out[prepared.stay] = p[prepared.stay]
+    return out
+
+
 def exported_deform(
     rest_positions: ArrayLike, joints: ArrayLike, weights: ArrayLike, joint_matrices: ArrayLike, target: Target
 ) -> NDArray[np.float64]:
@@ -97,14 +138,7 @@ def exported_deform(
     (V, 3) float64
         Vertices bound to the exporter's neutral joint stay at their rest position.
     """
-    p = np.asarray(rest_positions, dtype=np.float64)
-    if target.exporter is None:
-        return deform(p, joints, weights, joint_matrices, target, set_width=None)
-    j, w, neutral = exporter_weights(joints, weights, target.exporter)
-    out = deform(p, np.where(j < 0, 0, j), np.where(j < 0, 0.0, w), joint_matrices, target, set_width=4)
-    if target.exporter.neutral_joint_for_unweighted:
-        out[neutral] = p[neutral]
-    return out
+    return deform_prepared(rest_positions, prepare_exported(joints, weights, target), joint_matrices)
 
 
 def engine_weights(
