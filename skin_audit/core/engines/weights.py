@@ -231,9 +231,12 @@ def blend(
     m12 = m[:, :3, :].reshape(len(m), 12)
     out: NDArray[np.float64] = np.zeros((len(p), 3))
     for k in range(j.shape[1]):
-        idx = np.flatnonzero(w[:, k] != 0.0)
-        if not idx.size:
+        used = w[:, k] != 0.0
+        count = int(used.sum())
+        if not count:
             continue
+        # Most vertices use the slot: blend them all and mask (no scatter); few: only those.
+        idx = slice(None) if 2 * count >= len(p) else np.flatnonzero(used)
         jk = j[idx, k]
         valid = (jk >= 0) & (jk < len(m))
         rows = m12[np.where(valid, jk, 0)]
@@ -241,7 +244,11 @@ def blend(
         with np.errstate(invalid="ignore", over="ignore"):  # inf * weight stays for the audit to report
             moved = rows[:, 0::4] * x + rows[:, 1::4] * y + rows[:, 2::4] * z + rows[:, 3::4]
             moved[~valid] = np.nan
-            out[idx] += w[idx, k, None] * moved
+            moved *= w[idx, k, None]
+            if isinstance(idx, slice):
+                out += np.where(used[:, None], moved, 0.0)  # an unused slot never reaches the vertex
+            else:
+                out[idx] += moved
     # An all-zero vertex under "stay" is handled by the caller; here zero weights give the origin.
     return out
 
