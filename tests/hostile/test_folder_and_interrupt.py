@@ -10,6 +10,8 @@ report (an existing one is left byte for byte).
 from __future__ import annotations
 
 import os
+import pty
+import re
 import shutil
 import signal
 import subprocess
@@ -109,19 +111,41 @@ def test_ctrl_c_inside_the_gltf_importer_stops_the_run_with_exit_130_and_no_repo
 @pytest.mark.parametrize("existing", [False, True])
 def test_ctrl_c_on_a_folder_run_in_workers_exits_130_and_writes_no_report(tmp_path, existing):
     # A terminal's Ctrl-C reaches the whole process group: the run and its Blender workers.
-    folder = _gltf_folder(tmp_path, 24)
+    # stderr is a pseudo-terminal so the run prints its progress ("3/40 files"); the interrupt
+    # goes out once files are done and most remain: mid-run whatever the machine's speed.
+    folder = _gltf_folder(tmp_path, 40)
     out, target = _prepare(tmp_path, existing)
+    master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "skin_audit", "audit", str(folder), "--json", str(target),
-                             "--jobs", "2"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             "--jobs", "2"], cwd=REPO, stdout=subprocess.PIPE, stderr=slave, text=True,
                             start_new_session=True)
+    os.close(slave)
+    seen = b""
     try:
-        time.sleep(8.0)  # workers started (about 5 s each) and auditing; the run takes about 20 s
-        assert proc.poll() is None, "the run ended before the interrupt"
+        while not re.search(rb"skin_audit: ([2-9]|\d\d)/40 files", seen):
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the run ended and closed the terminal
+                chunk = b""
+            if not chunk:
+                break
+            seen += chunk
+        assert proc.poll() is None, "the run ended before the interrupt: " + seen.decode(errors="replace")[-2000:]
         os.killpg(proc.pid, signal.SIGINT)
-        _, stderr = proc.communicate(timeout=300)
+        proc.communicate(timeout=300)
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+        os.close(master)
+    stderr = seen.decode(errors="replace")
     assert proc.returncode == 130, stderr[-3000:]
     assert "interrupted" in stderr
     _assert_nothing_written(out, target, existing)

@@ -200,6 +200,10 @@ def engine_weights(
     return j, out
 
 
+#: Vertices per block of the blend: a block's temporaries stay in cache.
+BLEND_BLOCK = 8192
+
+
 def blend(
     rest_positions: ArrayLike, joints: ArrayLike, weights: ArrayLike, joint_matrices: ArrayLike
 ) -> NDArray[np.float64]:
@@ -227,28 +231,29 @@ def blend(
         raise ShapeError(f"rest_positions {p.shape} must be (V, 3) with V = {len(j)}")
     if m.ndim != 3 or m.shape[1:] != (4, 4):
         raise ShapeError(f"joint_matrices {m.shape} must be (J, 4, 4)")
-    # Slot by slot over the vertices that use it: (n, 12) rows of each joint's 3x4, no (V, K, 4, 4) gather.
+    # Block by block (cache-sized temporaries): blend each vertex's used slots' 3x4 rows
+    # (12 numbers) and apply the blend once.  An unused slot never reaches the vertex, so a
+    # non-finite matrix on it cannot poison it; a used slot with a joint out of range is NaN.
     m12 = m[:, :3, :].reshape(len(m), 12)
-    out: NDArray[np.float64] = np.zeros((len(p), 3))
-    for k in range(j.shape[1]):
-        used = w[:, k] != 0.0
-        count = int(used.sum())
-        if not count:
-            continue
-        # Most vertices use the slot: blend them all and mask (no scatter); few: only those.
-        idx = slice(None) if 2 * count >= len(p) else np.flatnonzero(used)
-        jk = j[idx, k]
-        valid = (jk >= 0) & (jk < len(m))
-        rows = m12[np.where(valid, jk, 0)]
-        x, y, z = p[idx, 0:1], p[idx, 1:2], p[idx, 2:3]
-        with np.errstate(invalid="ignore", over="ignore"):  # inf * weight stays for the audit to report
-            moved = rows[:, 0::4] * x + rows[:, 1::4] * y + rows[:, 2::4] * z + rows[:, 3::4]
-            moved[~valid] = np.nan
-            moved *= w[idx, k, None]
-            if isinstance(idx, slice):
-                out += np.where(used[:, None], moved, 0.0)  # an unused slot never reaches the vertex
-            else:
-                out[idx] += moved
+    out: NDArray[np.float64] = np.empty((len(p), 3))
+    for lo in range(0, len(p), BLEND_BLOCK):
+        hi = min(lo + BLEND_BLOCK, len(p))
+        acc = np.zeros((hi - lo, 12))
+        for k in range(j.shape[1]):
+            wk = w[lo:hi, k]
+            used = wk != 0.0
+            if not used.any():
+                continue
+            jk = j[lo:hi, k]
+            valid = (jk >= 0) & (jk < len(m))
+            rows = np.take(m12, np.where(valid, jk, 0), axis=0)
+            rows[~valid] = np.nan
+            with np.errstate(invalid="ignore", over="ignore"):  # inf * weight stays for the audit to report
+                rows *= wk[:, None]
+                acc += np.where(used[:, None], rows, 0.0)
+        c = p[lo:hi]
+        with np.errstate(invalid="ignore", over="ignore"):
+            out[lo:hi] = acc[:, 0::4] * c[:, 0:1] + acc[:, 1::4] * c[:, 1:2] + acc[:, 2::4] * c[:, 2:3] + acc[:, 3::4]
     # An all-zero vertex under "stay" is handled by the caller; here zero weights give the origin.
     return out
 
