@@ -997,9 +997,26 @@ def rig_pose_segments(rig_bbone: RigBBone, bone: int, channel: ArrayLike, rest: 
     if all(np.array_equal(chan[k], rig_bbone.channels[slot]) for slot, k in used):
         return rig_bbone.pose_segments
 
+    # The sweep asks for the same B-Bone at the same pose several times (its LBS and its DQS
+    # measures): remember the last results, keyed by the three channels that shape the curve.
+    key = (id(rig_bbone), bone, b"".join(chan[k].tobytes() for _, k in used))
+    hit = _SEGMENT_MEMO.get(key)
+    if hit is not None and hit[0] is rig_bbone:
+        return hit[1]
+
     def pose(k: int) -> F64 | None:
         return None if k < 0 else chan[k] @ rst[k]
 
     spline = posed_spline(rig_bbone.spline, pose(rig_bbone.prev_bone), pose(rig_bbone.next_bone))
     params = spline_parameters(spline, rest=False, pose=chan[bone] @ rst[bone], pose_shape=rig_bbone.pose_shape)
-    return spline_matrices(params)
+    out = spline_matrices(params)
+    out.flags.writeable = False  # shared through the memo
+    if len(_SEGMENT_MEMO) >= _SEGMENT_MEMO_SIZE:
+        _SEGMENT_MEMO.clear()
+    _SEGMENT_MEMO[key] = (rig_bbone, out)  # the record is kept alive, so its id is not reused
+    return out
+
+
+#: Recent posed segments by (record id, bone, channel bytes); cleared when full.
+_SEGMENT_MEMO: dict[tuple[int, int, bytes], tuple[RigBBone, F64]] = {}
+_SEGMENT_MEMO_SIZE = 512
