@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Blender's Armature modifier recomputed in numpy, and the strict
-"engine" deformation beside it.
+"""Blender's Armature modifier recomputed in numpy.
 
 Blender (armature_deform.cc, 4.2 - 5.0), per vertex in armature space:
 ``co' = co + a * sum_j w_j (M_j co - co) / sum_j w_j`` over groups naming a
@@ -9,9 +8,8 @@ is <= 1e-4; ``a`` is the modifier's mask weight.  Preserve Volume blends dual
 quaternions with each bone's scale folded in at the vertex and the sign taken
 against the running sum.
 
-Engines (glTF, FBX runtimes) neither renormalise nor leave unweighted vertices
-in place and keep a fixed number of influences:
-``co' = sum_{j in top N} w_j M_j co``.
+What engines draw instead is each engine target's model (``core/engines``, through
+``core/audit/engine_target``): an exporter, then the runtime's weight rules.
 
 Work is done group by group over each group's non-zero vertices, so the cost
 follows the number of weights, not vertices x bones.
@@ -231,11 +229,6 @@ def to_armature(mesh: SkinnedMesh) -> F64:
     return mesh.rest_armature
 
 
-def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomputed:
-    """Blender's deformation of ``mesh`` at ``channel`` (default: the current pose)."""
-    return deform_both(mesh, channel)[0]
-
-
 #: Vertices per block of the blend: small enough for a block's temporaries to stay in cache.
 BLOCK = 8192
 
@@ -269,30 +262,22 @@ def blend_displacement(bones: NDArray[np.intp], weights: F64, co: F64, channel: 
     return out
 
 
-def deform_both(mesh: SkinnedMesh, channel: F64 | None = None, max_influences: int | None = None
-                ) -> tuple[Recomputed, F64 | None]:
-    """Blender's deformation and, with ``max_influences``, the strict engine's, from one pass.
+def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomputed:
+    """Blender's deformation of ``mesh`` at ``channel`` (default: the current pose), object space.
 
     Linear blending runs in the mesh's object space with the conjugated
-    matrices ``P^-1 M_j P`` (exact: the blend is affine in the matrices), so no
-    point goes to armature space and back.  The engine keeps each vertex's
-    ``max_influences`` largest weights without renormalising:
-    ``P^-1 sum_k w_k M_k P co = sum_k w_k (M'_k co - co) + s co + (1 - s) tau``
-    with ``s`` the kept weights' sum and ``tau`` the armature origin in mesh space
-    (where unweighted vertices go: a zero matrix sum).
+    matrices ``P^-1 M_j P`` (exact: the blend is affine in the matrices and
+    Blender divides by the weight sum), so no point goes to armature space and
+    back.  Preserve Volume blends dual quaternions in armature space.
     """
     channel = mesh.bones.channel if channel is None else channel
     flat = mesh.flat_columns
-    table = mesh.influence_table
     co = mesh.rest
-    v = mesh.vertex_count
     factor = mask_factor(mesh)
     premat = mesh.mesh_to_armature
     back = np.linalg.inv(premat)
-    conj = back @ channel @ premat
-    disp = blend_displacement(table.bones, table.weights, co, conj)
     s = flat.contrib
-    sensitive = np.zeros(v, dtype=bool)
+    sensitive = np.zeros(mesh.vertex_count, dtype=bool)
     if not mesh.modifier.use_vertex_groups:
         # Blender ignores the groups: only envelopes (not reproduced) could move the mesh.
         out = co.copy()
@@ -302,44 +287,15 @@ def deform_both(mesh: SkinnedMesh, channel: F64 | None = None, max_influences: i
         out = apply_affine(back, finish_dual(arm_co, dual, factor))
         sensitive = dual.order_sensitive
     else:
-        moved = s > tolerances.BLENDER_MIN_CONTRIB
-        blender_disp = disp
+        table = mesh.influence_table
+        disp = blend_displacement(table.bones, table.weights, co, back @ channel @ premat)
         if mesh.bones.bbones:
-            # B-Bones blend their segments; engines flatten them to plain bones (``disp``).
+            # B-Bones blend their segments per vertex: their correction on top of the plain blend.
             posed = _with_channel(mesh, channel)
-            blender_disp = disp + bbone_correction(posed, mesh.rest_armature) @ back[:3, :3].T
-        out = co + blender_disp * np.where(moved, factor / np.where(moved, s, 1.0), 0.0)[:, None]
-    rec = Recomputed(out, s, flat.count, sensitive)
-    if max_influences is None:
-        return rec, None
-    tau: F64 = back[:3, 3]
-    engine: F64 = disp + s[:, None] * co
-    engine += (1.0 - s)[:, None] * tau
-    over = np.flatnonzero(flat.count > max_influences)
-    if over.size:
-        keep = _top_n_slots(table.weights[over], flat.count[over], len(mesh.deform_columns), max_influences)
-        w_kept = table.weights[over] * keep
-        s_kept = w_kept.sum(axis=1)
-        c = co[over]
-        engine[over] = (blend_displacement(table.bones[over], w_kept, c, conj) + s_kept[:, None] * c
-                        + (1.0 - s_kept)[:, None] * tau)
-    return rec, engine
-
-
-def _top_n_slots(weights: F64, count: NDArray[np.intp], columns: int, n: int) -> NDArray[np.bool_]:
-    """(N, K) the slots that survive keeping each row's ``n`` largest weights.
-
-    Ties keep group order, and a negative weight ranks below the zero of every
-    column the vertex is not in (as if every column were ranked).
-    """
-    used = np.arange(weights.shape[1]) < count[:, None]
-    w = np.where(used, weights, -np.inf)
-    order = np.argsort(-w, axis=1, kind="stable")
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.broadcast_to(np.arange(w.shape[1]), w.shape).copy(), axis=1)
-    rank += np.where(w < 0, (columns - count)[:, None], 0)
-    keep: NDArray[np.bool_] = used & (rank < n)
-    return keep
+            disp = disp + bbone_correction(posed, mesh.rest_armature) @ back[:3, :3].T
+        moved = s > tolerances.BLENDER_MIN_CONTRIB
+        out = co + disp * np.where(moved, factor / np.where(moved, s, 1.0), 0.0)[:, None]
+    return Recomputed(out, s, flat.count, sensitive)
 
 
 def _with_channel(mesh: SkinnedMesh, channel: F64) -> SkinnedMesh:

@@ -14,7 +14,7 @@ from .. import tolerances
 from ..engines.divergence import divergence as engine_divergence
 from ..engines.divergence import divergence_by_pose, divergence_finding
 from ..findings import Finding, Severity
-from .armature_modifier import Recomputed, deform_both, recompute_blender
+from .armature_modifier import Recomputed, recompute_blender
 from .drift_causes import UNEXPLAINED, rest_drift_causes
 from .engine_target import audit_target, prepare_target, target_positions
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
@@ -197,7 +197,7 @@ def audit_character(armature: str, meshes: Sequence[SkinnedMesh], options: Audit
 def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChecker | None) -> MeshAudit:
     """The checks that belong to one mesh and its modifier."""
     size = mesh.size()
-    rec = deform_both(mesh, None)[0]
+    rec = recompute_blender(mesh)
     deform_sum, influences = rec.contrib, rec.influences
     findings = weight_findings(mesh, options, deform_sum, influences)
     findings += modifier_findings(mesh)
@@ -283,7 +283,7 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
     prepared = prepare_target(mesh, target)  # the exporter and weight rules once, for every pose
     for name, channel in poses:
         # The current pose was deformed Blender's way at the start.
-        blender_like = rec if channel is None else deform_both(mesh.for_test_poses(), channel)[0]
+        blender_like = rec if channel is None else recompute_blender(mesh.for_test_poses(), channel)
         engine = target_positions(mesh, target, mesh.bones.channel if channel is None else channel, prepared)
         per_pose[name] = engine_divergence(engine, blender_like.positions)
     divergence = np.vstack(list(per_pose.values())).max(axis=0)
