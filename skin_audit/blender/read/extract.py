@@ -7,6 +7,8 @@ modifier stack is evaluated on sandbox copies, never on the user's objects.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import bpy
 import numpy as np
 
@@ -118,6 +120,100 @@ def trim_after(obj: bpy.types.Object, keep_through: int, armature: bpy.types.Obj
                 mod.object = armature
 
 
+def active_shape_keys(obj: bpy.types.Object) -> tuple[str, ...]:
+    """Shape keys that change the mesh: non-zero and unmuted, or pinned (full strength whatever its value)."""
+    keys = obj.data.shape_keys
+    active = tuple(
+        kb.name for kb in (keys.key_blocks[1:] if keys is not None else []) if abs(kb.value) > 0.0 and not kb.mute
+    )
+    if keys is not None and obj.show_only_shape_key and obj.active_shape_key_index > 0:
+        pinned = keys.key_blocks[obj.active_shape_key_index].name
+        active = tuple(dict.fromkeys((*active, pinned)))
+    return active
+
+
+@dataclass
+class _Evaluated:
+    """What sandbox copies measured; ``None`` where the user's own evaluation serves."""
+
+    rest: np.ndarray | None = None  # the modifier's input, when something comes before it
+    blender: np.ndarray | None = None  # the modifier's output, when something comes after it or it is hidden
+    bones: Bones | None = None  # the bones, when the rig is hidden from the view layer
+    at_rest: np.ndarray | None = None  # the mesh with the armature at Rest Position
+    cleared: np.ndarray | None = None  # channel matrices with every pose channel cleared
+
+
+def _evaluate_on_copies(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, needs_input: bool,
+                        has_after: bool, hidden: bool, measure_drift: bool) -> _Evaluated:
+    """Everything that needs another pose or a trimmed stack, evaluated on copies in a sandbox."""
+    arm = mod.object
+    position = list(obj.modifiers).index(mod)
+    found = _Evaluated()
+    with sandbox() as box:
+        if hidden:
+            # A rig the view layer does not evaluate (hidden, excluded collection): visible copies.
+            arm_shown = box.copy_object(arm)
+            shown = box.copy_object(obj)
+            trim_after(shown, position, arm_shown)
+        if needs_input:
+            # The modifier's input: the stack evaluated up to (not including) it.
+            copy = box.copy_object(obj)
+            trim_after(copy, position - 1, None)
+        if has_after and not hidden:
+            out_copy = box.copy_object(obj)
+            trim_after(out_copy, position, None)
+        if measure_drift:
+            arm_rest = box.copy_object(arm, copy_data=True)
+            arm_rest.data.pose_position = "REST"
+            rest_copy = box.copy_object(obj)
+            trim_after(rest_copy, position, arm_rest)
+            arm_cleared = box.copy_object(arm)
+            clear_pose(arm_cleared)
+        if not box.has_copies:
+            return found
+        dg = box.depsgraph()
+        if needs_input:
+            found.rest = mesh_positions(copy.evaluated_get(dg).data)
+        if hidden:
+            found.blender = mesh_positions(shown.evaluated_get(dg).data)
+            found.bones = read_bones(arm_shown.evaluated_get(dg))
+        elif has_after:
+            found.blender = mesh_positions(out_copy.evaluated_get(dg).data)
+        if measure_drift:
+            found.at_rest = mesh_positions(rest_copy.evaluated_get(dg).data)
+            names = tuple(b.name for b in arm.data.bones)
+            found.cleared = pose_matrices(arm_cleared.evaluated_get(dg), names, "matrix_channel")
+    return found
+
+
+def _not_reproduced(mod: bpy.types.ArmatureModifier, bones: Bones) -> list[str]:
+    """Features of this modifier and rig the recomputation does not reproduce, with why."""
+    out = []
+    if mod.use_multi_modifier:
+        out.append(f"'{mod.name}' uses Multi Modifier; blending with the previous modifier is not reproduced")
+    # B-Bones are recomputed from their segments; only bones whose segments were not read are left out.
+    read = np.array([b is not None for b in bones.bbones] or [False] * len(bones.names), dtype=bool)
+    bbones = [bones.names[j] for j in np.flatnonzero((bones.bbone_segments > 1) & bones.use_deform & ~read)]
+    if bbones:
+        out.append(f"B-Bone segments on {len(bbones)} deform bones ({', '.join(bbones[:5])}): "
+                   "their vertices are not compared")
+    if mod.use_bone_envelopes:
+        out.append(f"'{mod.name}' uses Bone Envelopes: vertices without deform weights are not compared")
+    if bones.use_envelope_multiply[bones.use_deform].any():
+        out.append("bones with Multiply Vertex Group by Envelope: their vertices are not compared")
+    return out
+
+
+def mesh_edges(mesh: bpy.types.Mesh) -> np.ndarray:
+    """(E, 2) vertex indices of every edge."""
+    edges = np.empty(len(mesh.edges) * 2, dtype=np.int32)
+    if ".edge_verts" in mesh.attributes:  # ~50x faster than edges' "vertices"
+        mesh.attributes[".edge_verts"].data.foreach_get("value", edges)
+    else:
+        mesh.edges.foreach_get("vertices", edges)
+    return edges.reshape(-1, 2).astype(np.intp)
+
+
 def extract(
     obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, depsgraph: bpy.types.Depsgraph,
     measure_drift: bool = True,
@@ -133,103 +229,37 @@ def extract(
     after = [m for m in mods[position + 1:] if m.show_viewport]
     obj_eval = obj.evaluated_get(depsgraph)
     arm_eval = arm.evaluated_get(depsgraph)
-    mesh = obj.data
-    keys = mesh.shape_keys
-    active_keys = tuple(
-        kb.name for kb in (keys.key_blocks[1:] if keys is not None else []) if abs(kb.value) > 0.0 and not kb.mute
-    )
-    if keys is not None and obj.show_only_shape_key and obj.active_shape_key_index > 0:
-        # A pinned shape key shows at full strength whatever its value.
-        pinned = keys.key_blocks[obj.active_shape_key_index].name
-        active_keys = tuple(dict.fromkeys((*active_keys, pinned)))
-    unsupported: list[str] = []
-    base = mesh_positions(mesh)
-    rest = base
-    blender_out = None
-    at_rest = None
-    cleared = None
-    # A rig the view layer does not evaluate (hidden, excluded collection) is
-    # evaluated on visible sandbox copies instead.
+    active_keys = active_shape_keys(obj)
     hidden = not (obj_eval.is_evaluated and arm_eval.is_evaluated)
-    with sandbox() as box:
-        if hidden:
-            arm_shown = box.copy_object(arm)
-            shown = box.copy_object(obj)
-            trim_after(shown, position, arm_shown)
-        if before or active_keys:
-            # The modifier's input: the stack evaluated up to (not including) it.
-            copy = box.copy_object(obj)
-            trim_after(copy, position - 1, None)
-        if after and not hidden:
-            out_copy = box.copy_object(obj)
-            trim_after(out_copy, position, None)
-        if measure_drift:
-            arm_rest = box.copy_object(arm, copy_data=True)
-            arm_rest.data.pose_position = "REST"
-            rest_copy = box.copy_object(obj)
-            trim_after(rest_copy, position, arm_rest)
-            arm_cleared = box.copy_object(arm)
-            clear_pose(arm_cleared)
-        if box.has_copies:
-            dg = box.depsgraph()
-            if before or active_keys:
-                rest = mesh_positions(copy.evaluated_get(dg).data)
-            if hidden:
-                blender_out = mesh_positions(shown.evaluated_get(dg).data)
-                bones = read_bones(arm_shown.evaluated_get(dg))
-            elif after:
-                blender_out = mesh_positions(out_copy.evaluated_get(dg).data)
-            if measure_drift:
-                at_rest = mesh_positions(rest_copy.evaluated_get(dg).data)
-                names = tuple(b.name for b in arm.data.bones)
-                cleared = pose_matrices(arm_cleared.evaluated_get(dg), names, "matrix_channel")
-    if blender_out is None:
-        blender_out = mesh_positions(obj_eval.data)
+    found = _evaluate_on_copies(obj, mod, bool(before or active_keys), bool(after), hidden, measure_drift)
+
+    base = mesh_positions(obj.data)
+    rest = base if found.rest is None else found.rest
+    blender_out = mesh_positions(obj_eval.data) if found.blender is None else found.blender
+    bones = read_bones(arm_eval) if found.bones is None else found.bones
+    unsupported = _not_reproduced(mod, bones)
     if len(rest) != len(base) or len(blender_out) != len(base):
-        unsupported.append(
-            f"modifiers around '{mod.name}' change the vertex count ({len(base)} -> {len(blender_out)}); "
-            "the recomputation needs the Armature modifier's own input"
-        )
-        rest = base
-        blender_out = None
-    if mod.use_multi_modifier:
-        unsupported.append(f"'{mod.name}' uses Multi Modifier; blending with the previous modifier is not "
-                           "reproduced")
-    if not hidden:
-        bones = read_bones(arm_eval)
-    # B-Bones are recomputed from their segments; only bones whose segments were not read are left out.
-    read = np.array([b is not None for b in bones.bbones] or [False] * len(bones.names), dtype=bool)
-    bbones = [bones.names[j] for j in np.flatnonzero((bones.bbone_segments > 1) & bones.use_deform & ~read)]
-    if bbones:
-        unsupported.append(f"B-Bone segments on {len(bbones)} deform bones ({', '.join(bbones[:5])}): "
-                           "their vertices are not compared")
-    if mod.use_bone_envelopes:
-        unsupported.append(f"'{mod.name}' uses Bone Envelopes: vertices without deform weights are not compared")
-    if bones.use_envelope_multiply[bones.use_deform].any():
-        unsupported.append("bones with Multiply Vertex Group by Envelope: their vertices are not compared")
-    premat = np.linalg.inv(matrix(arm_eval.matrix_world)) @ matrix(obj_eval.matrix_world)
-    edges = np.empty(len(mesh.edges) * 2, dtype=np.int32)
-    if ".edge_verts" in mesh.attributes:  # ~50x faster than edges' "vertices"
-        mesh.attributes[".edge_verts"].data.foreach_get("value", edges)
-    else:
-        mesh.edges.foreach_get("vertices", edges)
+        unsupported.insert(0, f"modifiers around '{mod.name}' change the vertex count ({len(base)} -> "
+                              f"{len(blender_out)}); the recomputation needs the Armature modifier's own input")
+        rest, blender_out = base, None
+    arm_world = matrix(arm_eval.matrix_world)
     return SkinnedMesh(
         object=obj.name,
         armature_object=arm.name,
         rest=rest,
         group_names=tuple(g.name for g in obj.vertex_groups),
         weights=group_weights(obj),
-        mesh_to_armature=premat,
+        mesh_to_armature=np.linalg.inv(arm_world) @ matrix(obj_eval.matrix_world),
         bones=bones,
         modifier=_settings(mod),
         blender=blender_out,
-        edges=edges.reshape(-1, 2).astype(np.intp),
+        edges=mesh_edges(obj.data),
         modelled=base,
-        blender_at_rest=at_rest,
-        cleared_channel=cleared,
-        armature_scale=np.linalg.norm(matrix(arm_eval.matrix_world)[:3, :3], axis=0),
+        blender_at_rest=found.at_rest,
+        cleared_channel=found.cleared,
+        armature_scale=np.linalg.norm(arm_world[:3, :3], axis=0),
         armature_object_scale=np.array(arm.scale, dtype=np.float64),
-        armature_mirrored=bool(np.linalg.det(matrix(arm_eval.matrix_world)[:3, :3]) < 0),
+        armature_mirrored=bool(np.linalg.det(arm_world[:3, :3]) < 0),
         other_bones=frozenset(b.name for a in others for b in a.data.bones),
         other_deform_bones=frozenset(b.name for a in others for b in a.data.bones if b.use_deform),
         parent=obj.parent.name if obj.parent else "",
