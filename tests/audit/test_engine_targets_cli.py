@@ -68,7 +68,7 @@ def six_animated(bpy, six_influences, tmp_path_factory) -> Path:
     """The same rig keyed at rest on frame 1 and posed on frame 11; saved on frame 1."""
     bpy.ops.wm.open_mainfile(filepath=str(six_influences))
     arm = bpy.data.objects["Six_Armature"]
-    for k, pb in enumerate(arm.pose.bones):
+    for pb in arm.pose.bones:
         pb.keyframe_insert("location", frame=11)
         pb.location = (0.0, 0.0, 0.0)
         pb.keyframe_insert("location", frame=1)
