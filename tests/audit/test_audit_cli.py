@@ -24,7 +24,7 @@ import skin_audit
 pytestmark = pytest.mark.blender
 
 REPO = Path(__file__).resolve().parents[2]
-ASSETS = (REPO / ".." / "shared" / "assets").resolve()
+ASSETS = REPO / "tests" / "assets"  # copies of public rigs, with their licences
 BLENDER_IO_03 = ASSETS / "BlenderIO_03_skinned_cylinder" / "03_skinned_cylinder.blend"
 PARENT_IS_SKINED = ASSETS / "BlenderIO_parent_is_skined" / "parent_is_skined.blend"
 RIGGED_SIMPLE = ASSETS / "RiggedSimple" / "glTF-Binary" / "RiggedSimple.glb"
@@ -35,7 +35,7 @@ SEVERITIES = {"INFO", "WARNING", "ERROR"}
 @pytest.fixture(scope="module", autouse=True)
 def assets_present():
     if not ASSETS.is_dir():
-        pytest.fail(f"the shared assets are missing: expected {ASSETS}", pytrace=False)
+        pytest.fail(f"the real rigs are missing: expected {ASSETS} (tests/assets in the repository)", pytrace=False)
 
 
 def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:

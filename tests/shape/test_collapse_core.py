@@ -208,7 +208,7 @@ def test_side_and_mirror(name, expected):
 
 
 @pytest.mark.parametrize(("name", "expected"), [
-    # A side letter followed by a joint number (RiggedFigure, CesiumMan in shared/assets).
+    # A side letter followed by a joint number (RiggedFigure, CesiumMan in tests/assets).
     ("arm_joint_L_1", ("L", "arm_joint_R_1")),
     ("leg_joint_R_5", ("R", "leg_joint_L_5")),
     ("Skeleton_arm_joint_L__4_", ("L", "Skeleton_arm_joint_R__4_")),

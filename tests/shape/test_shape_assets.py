@@ -34,7 +34,7 @@ def audits(bpy):
     from skin_audit.blender.run.audit_files import audit_paths
 
     if not ASSETS.is_dir():
-        pytest.fail(f"the shared assets are missing: expected them in {ASSETS}", pytrace=False)
+        pytest.fail(f"the real rigs are missing: expected them in {ASSETS}", pytrace=False)
     bpy.ops.wm.read_factory_settings(use_empty=True)
     try:
         files = audit_paths([str(ASSETS)], AuditOptions())
