@@ -33,6 +33,13 @@ def _poll_not_edit(cls, context: bpy.types.Context, what: str) -> bool:
     return True
 
 
+def _poll_object_mode(cls, context: bpy.types.Context, what: str) -> bool:
+    if context.mode != "OBJECT":
+        cls.poll_message_set(f"Switch to Object Mode to {what}")
+        return False
+    return True
+
+
 def _poll_audited(cls, context: bpy.types.Context) -> bool:
     if not _poll_scene(cls, context):
         return False
@@ -95,8 +102,7 @@ class SKIN_AUDIT_OT_build_demo(bpy.types.Operator):
     def poll(cls, context):
         if not _poll_scene(cls, context):
             return False
-        if context.mode != "OBJECT":
-            cls.poll_message_set("Switch to Object Mode to build the demo rig")
+        if not _poll_object_mode(cls, context, "build the demo rig"):
             return False
         return True
 
@@ -291,8 +297,7 @@ class SKIN_AUDIT_OT_show_heatmap(bpy.types.Operator):
     def poll(cls, context):
         if not _poll_audited(cls, context):
             return False
-        if context.mode != "OBJECT":
-            cls.poll_message_set("Switch to Object Mode to paint the heatmap")
+        if not _poll_object_mode(cls, context, "paint the heatmap"):
             return False
         if not state.audit_result(context.scene.name).measure_names():
             cls.poll_message_set("The audit measured nothing per vertex")
@@ -320,8 +325,7 @@ class SKIN_AUDIT_OT_clear_heatmap(bpy.types.Operator):
     def poll(cls, context):
         if not _poll_audited(cls, context):
             return False
-        if context.mode != "OBJECT":
-            cls.poll_message_set("Switch to Object Mode to remove the heatmap")
+        if not _poll_object_mode(cls, context, "remove the heatmap"):
             return False
         return True
 
@@ -368,8 +372,7 @@ class SKIN_AUDIT_OT_preview_engine(bpy.types.Operator):
     def poll(cls, context):
         if not _poll_scene(cls, context):
             return False
-        if context.mode != "OBJECT":
-            cls.poll_message_set("Switch to Object Mode to preview in an engine")
+        if not _poll_object_mode(cls, context, "preview in an engine"):
             return False
         if actions.preview_source(context) is None:
             cls.poll_message_set("Select a mesh deformed by an armature (not a preview)")
@@ -398,8 +401,7 @@ class SKIN_AUDIT_OT_remove_engine_preview(bpy.types.Operator):
     def poll(cls, context):
         if not _poll_scene(cls, context):
             return False
-        if context.mode != "OBJECT":
-            cls.poll_message_set("Switch to Object Mode to remove the preview")
+        if not _poll_object_mode(cls, context, "remove the preview"):
             return False
         if not actions.has_engine_previews(context.scene):
             cls.poll_message_set("No engine preview to remove")
