@@ -141,11 +141,3 @@ BABYLON_SAME_POSITION_RELATIVE = 1e-5
 #: axis: reflection leaves its X and Z axes in place, so Blender's mirror image (flip X) and
 #: the same turned half a turn about the bone (flip Z) are both rigid turns of the left bone.
 ALONG_MIRROR_AXIS_DEGREES = 5.0
-
-
-# --- B-Bones in the pose sweep ----------------------------------------------------------
-
-#: A B-Bone's segments recomputed in float64 from its handles differ from Blender's float32
-#: segment matrices by up to 1.7e-5 (curve offsets on a nearly straight chain, measured in
-#: tests/blender/test_bbone.py); beyond this they are shaped by the user (curve, ease, scale).
-BBONE_SEGMENT_SHAPED = 1e-4

@@ -281,9 +281,10 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
     poses = [("current", None)] + [(p.name, p.channel) for p in
                                    standard_poses(mesh.bones, options.test_pose_degrees)]
     prepared = prepare_target(mesh, target)  # the exporter and weight rules once, for every pose
+    from_rest = mesh.for_test_poses()  # stress poses start from rest, B-Bone pose properties included
     for name, channel in poses:
         # The current pose was deformed Blender's way at the start.
-        blender_like = rec if channel is None else recompute_blender(mesh.for_test_poses(), channel)
+        blender_like = rec if channel is None else recompute_blender(from_rest, channel)
         engine = target_positions(mesh, target, mesh.bones.channel if channel is None else channel, prepared)
         per_pose[name] = engine_divergence(engine, blender_like.positions)
     divergence = np.vstack(list(per_pose.values())).max(axis=0)

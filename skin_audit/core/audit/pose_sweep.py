@@ -128,6 +128,9 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     blend of rigid transforms is a rotation: its measure is 1.  A bone whose
     poses give any other linear part is evaluated numerically.
     """
+    # A sweep pose turns one bone from rest: the rest of the pose, B-Bone pose properties
+    # included, is cleared, as Blender's spot checks clear it on their sandbox copies.
+    mesh = mesh.for_test_poses()
     table = mesh.influence_table
     v = mesh.vertex_count
     poses = sweep_poses(mesh, degrees)
@@ -138,12 +141,11 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     by_bone: dict[int, list[int]] = {}
     for k, p in enumerate(poses):
         by_bone.setdefault(p.bone, []).append(k)
-    shaped = _shaped_bbones(mesh)
     for bone, pose_ids in by_bone.items():
         lin = pose_channel(mesh, poses[pose_ids[0]])[:, :3, :3]
         is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
         is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
-        bent = _bent_bbones(mesh, is_r, shaped)
+        bent = _bent_bbones(mesh, is_r)
         if not (is_i | is_r).all() or bent:
             per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, r, bent)
             continue
@@ -208,30 +210,15 @@ class _SweepArrays:
         return better
 
 
-def _shaped_bbones(mesh: SkinnedMesh) -> set[int]:
-    """Weighted B-Bones whose segments do not sit on their rest frames with every channel at rest
-    (a curve, ease or scale set on the bone): their vertices change shape under any pose."""
+def _bent_bbones(mesh: SkinnedMesh, turned: NDArray[np.bool_]) -> set[int]:
+    """Weighted B-Bones a sweep pose bends: the bone and its handles do not all turn alike.
+
+    (The sweep's poses start from rest, B-Bone pose properties included, so a B-Bone whose
+    ends turn alike keeps its rest shape and moves rigidly.)"""
     bbones = mesh.bones.bbones
     if not bbones:
         return set()
-    rest_channel = np.broadcast_to(np.eye(4), mesh.bones.rest.shape)
-    out = set()
-    for j in {b for b, _, _ in mesh.deform_columns}:
-        rb = bbones[j] if j < len(bbones) else None
-        if rb is None:
-            continue
-        segs = rig_pose_segments(rb, j, rest_channel, mesh.bones.rest)
-        if np.abs(segs - rb.rest_segments).max() > tolerances.BBONE_SEGMENT_SHAPED:
-            out.add(j)
-    return out
-
-
-def _bent_bbones(mesh: SkinnedMesh, turned: NDArray[np.bool_], shaped: AbstractSet[int]) -> set[int]:
-    """Weighted B-Bones a sweep pose bends: the bone and its handles do not all turn alike."""
-    bbones = mesh.bones.bbones
-    if not bbones:
-        return set()
-    out = set(shaped)
+    out: set[int] = set()
     for j in {b for b, _, _ in mesh.deform_columns}:
         rb = bbones[j] if j < len(bbones) else None
         if rb is None or j in out:

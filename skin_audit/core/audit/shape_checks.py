@@ -136,11 +136,12 @@ def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, ch
     worst = 0.0
     compared = 0
     tol = tolerances.SKINNING_MATCH_RELATIVE * max(mesh.size(), 1.0)
+    from_rest = mesh.for_test_poses()  # the sandboxes clear every pose channel, B-Bone curves too
     for pose, positions in zip(poses, blender, strict=True):
         if len(positions) != mesh.vertex_count:
             continue  # the stack changes the vertex count: reported as not reproduced already
         compared += 1
-        numpy_positions = recompute_blender(mesh.for_test_poses(), pose_channel(mesh, pose)).positions
+        numpy_positions = recompute_blender(from_rest, pose_channel(mesh, pose)).positions
         diff = float(np.linalg.norm(numpy_positions - positions, axis=1)[keep].max(initial=0.0))
         worst = max(worst, diff)
         if diff > tol:
@@ -163,8 +164,7 @@ def shape_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
     reproduce (B-Bones, envelopes...); spot checks leave them out.
     """
     out = ShapeResult()
-    # Test poses start from rest, B-Bone pose properties included (as Blender's spot checks do).
-    sweep = run_sweep(mesh.for_test_poses(), options.sweep_degrees)
+    sweep = run_sweep(mesh, options.sweep_degrees)
     _sweep_findings(mesh, sweep, options, out)
     if spot_checker is not None:
         keep = np.ones(mesh.vertex_count, dtype=bool) if skip is None else ~skip

@@ -111,8 +111,8 @@ class Bones:
 
         Each B-Bone's segments are then recomputed from its handles at any pose (the read
         segments carry the user's pose properties, so they are never reused)."""
-        if not any(b is not None for b in self.bbones):
-            return self
+        if all(b is None or (b.pose_shape == NO_POSE_SHAPE and np.isnan(b.channels).all()) for b in self.bbones):
+            return self  # no B-Bones, or already at rest shapes
         never = np.full((3, 4, 4), np.nan)  # matches no channel: the read segments are never reused
         bbones = tuple(None if b is None else replace(b, pose_shape=NO_POSE_SHAPE, channels=never)
                        for b in self.bbones)
