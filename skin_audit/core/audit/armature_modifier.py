@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..maths import bbone as bb
 from ..maths.affine import apply_affine
+from ..maths.bone_runs import blend_runs
 from ..maths.quaternions import (
     matrix_to_quaternion,
     quaternion_multiply,
@@ -38,10 +39,7 @@ F64 = NDArray[np.float64]
 
 def mask_factor(mesh: SkinnedMesh) -> F64:
     """(V,) the modifier's vertex-group mask ``a`` (1 where there is no mask)."""
-    if not mesh.modifier.mask_group or mesh.modifier.mask_group not in mesh.group_names:
-        return np.ones(mesh.vertex_count)
-    m: F64 = mesh.weights[mesh.group_names.index(mesh.modifier.mask_group)].astype(np.float64)
-    return 1.0 - m if mesh.modifier.invert_mask else m
+    return mesh.mask
 
 
 def _orthogonalize_keep_y(m: F64) -> F64:
@@ -229,37 +227,9 @@ def to_armature(mesh: SkinnedMesh) -> F64:
     return mesh.rest_armature
 
 
-#: Vertices per block of the blend: small enough for a block's temporaries to stay in cache.
-BLOCK = 8192
-
-
-def blend_displacement(bones: NDArray[np.intp], weights: F64, co: F64, channel: F64) -> F64:
-    """(N, 3) ``sum_k w_k (M_k co - co)`` over each row's slots, block by block.
-
-    Blends each vertex's (3, 4) matrices ``M_k - I`` (12 numbers, K gathers) and
-    applies the blend once: no scatter-add, no matrix product (so no BLAS threads).
-    """
-    m12 = (channel[:, :3, :] - np.eye(4)[:3]).reshape(len(channel), 12)
-    out = np.empty_like(co)
-    k = bones.shape[1]
-    for lo in range(0, len(co), BLOCK):
-        hi = min(lo + BLOCK, len(co))
-        b, w = bones[lo:hi], weights[lo:hi]
-        acc = np.take(m12, b[:, 0], axis=0)
-        acc *= w[:, :1]
-        if k > 1:
-            buf = np.empty_like(acc)
-            for slot in range(1, k):
-                np.take(m12, b[:, slot], axis=0, out=buf)
-                buf *= w[:, slot:slot + 1]
-                acc += buf
-        c = co[lo:hi]
-        o = out[lo:hi]
-        o[:] = acc[:, 3::4]
-        o += acc[:, 0::4] * c[:, 0:1]
-        o += acc[:, 1::4] * c[:, 1:2]
-        o += acc[:, 2::4] * c[:, 2:3]
-    return out
+def has_bbones(mesh: SkinnedMesh) -> bool:
+    """Whether any bone of the mesh's armature is a B-Bone read with its segments."""
+    return any(b is not None for b in mesh.bones.bbones)
 
 
 def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomputed:
@@ -268,15 +238,15 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
     Linear blending runs in the mesh's object space with the conjugated
     matrices ``P^-1 M_j P`` (exact: the blend is affine in the matrices and
     Blender divides by the weight sum), so no point goes to armature space and
-    back.  Preserve Volume blends dual quaternions in armature space.
+    back; the weights are grouped by bone (``core/maths/bone_runs``), Blender's
+    ``a / sum w`` folded into them once per mesh.  Preserve Volume blends dual
+    quaternions in armature space.
     """
     channel = mesh.bones.channel if channel is None else channel
     flat = mesh.flat_columns
     co = mesh.rest
-    factor = mask_factor(mesh)
     premat = mesh.mesh_to_armature
     back = np.linalg.inv(premat)
-    s = flat.contrib
     sensitive = np.zeros(mesh.vertex_count, dtype=bool)
     if not mesh.modifier.use_vertex_groups:
         # Blender ignores the groups: only envelopes (not reproduced) could move the mesh.
@@ -284,18 +254,18 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
     elif mesh.modifier.preserve_volume:
         arm_co = mesh.rest_armature
         dual = accumulate_dual(arm_co, mesh.deform_columns, _with_channel(mesh, channel))
-        out = apply_affine(back, finish_dual(arm_co, dual, factor))
+        out = apply_affine(back, finish_dual(arm_co, dual, mesh.mask))
         sensitive = dual.order_sensitive
     else:
-        table = mesh.influence_table
-        disp = blend_displacement(table.bones, table.weights, co, back @ channel @ premat)
-        if mesh.bones.bbones:
+        runs, scaled, gathered = mesh.blend_layout
+        # M - I: the blend sums displacements, so an unweighted vertex stays where it is.
+        displacement = (back @ channel @ premat)[:, :3, :] - np.eye(4)[:3]
+        out = co + blend_runs(runs, gathered, displacement, scaled).T
+        if has_bbones(mesh):
             # B-Bones blend their segments per vertex: their correction on top of the plain blend.
-            posed = _with_channel(mesh, channel)
-            disp = disp + bbone_correction(posed, mesh.rest_armature) @ back[:3, :3].T
-        moved = s > tolerances.BLENDER_MIN_CONTRIB
-        out = co + disp * np.where(moved, factor / np.where(moved, s, 1.0), 0.0)[:, None]
-    return Recomputed(out, s, flat.count, sensitive)
+            correction = bbone_correction(_with_channel(mesh, channel), mesh.rest_armature) @ back[:3, :3].T
+            out += correction * mesh.blend_scale[:, None]
+    return Recomputed(out, flat.contrib, flat.count, sensitive)
 
 
 def _with_channel(mesh: SkinnedMesh, channel: F64) -> SkinnedMesh:

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..engines.targets import Target, get_target
-from ..engines.weights import PreparedInfluences, deform_prepared, prepare_exported
+from ..engines.weights import PosedLayout, PreparedInfluences, deform_layout, layout_prepared, prepare_exported
 from .options import AuditOptions
 from .skinned_mesh import SkinnedMesh
 
@@ -24,8 +24,16 @@ def audit_target(options: AuditOptions) -> Target:
     return target
 
 
-def prepare_target(mesh: SkinnedMesh, target: Target) -> list[tuple[NDArray[np.bool_] | None, PreparedInfluences]]:
-    """The influences ``target`` draws ``mesh`` with, once for all its poses: (vertex mask, influences).
+@dataclass(frozen=True)
+class PreparedTarget:
+    """The influences a target draws a mesh with, laid out once for all its poses."""
+
+    parts: tuple[tuple[NDArray[np.bool_] | None, PreparedInfluences], ...]  # (vertex mask, influences)
+    layouts: tuple[PosedLayout, ...]  # one per part, over the part's vertices
+
+
+def prepare_target(mesh: SkinnedMesh, target: Target) -> PreparedTarget:
+    """The influences ``target`` draws ``mesh`` with, once for all its poses.
 
     Used slots come first in the table, zero padding after.  A vertex with at most N
     influences reaches the engine with all of them (negative ones too): only padding is cut,
@@ -35,13 +43,18 @@ def prepare_target(mesh: SkinnedMesh, target: Target) -> list[tuple[NDArray[np.b
     n = target.max_influences
     if target.exporter is None and n is not None and table.bones.shape[1] > n:
         few = mesh.flat_columns.count <= n
-        return [(few, prepare_exported(table.bones[few, :n], table.weights[few, :n], target)),
-                (~few, prepare_exported(table.bones[~few], table.weights[~few], target))]
-    return [(None, prepare_exported(table.bones, table.weights, target))]
+        parts: tuple[tuple[NDArray[np.bool_] | None, PreparedInfluences], ...] = (
+            (few, prepare_exported(table.bones[few, :n], table.weights[few, :n], target)),
+            (~few, prepare_exported(table.bones[~few], table.weights[~few], target)))
+    else:
+        parts = ((None, prepare_exported(table.bones, table.weights, target)),)
+    rest = mesh.rest_armature
+    joints = len(mesh.bones.names)
+    return PreparedTarget(parts, tuple(layout_prepared(rest if mask is None else rest[mask], influences, joints)
+                                       for mask, influences in parts))
 
 
-def target_positions(mesh: SkinnedMesh, target: Target, channel: F64,
-                     prepared: list[tuple[NDArray[np.bool_] | None, PreparedInfluences]] | None = None) -> F64:
+def target_positions(mesh: SkinnedMesh, target: Target, channel: F64, prepared: PreparedTarget | None = None) -> F64:
     """(V, 3) positions ``target`` draws for ``mesh`` at ``channel``, in the mesh's object space.
 
     For a .blend the target's exporter runs first (``prepare_target``, which a caller with
@@ -51,13 +64,13 @@ def target_positions(mesh: SkinnedMesh, target: Target, channel: F64,
     sums that do not (an unweighted vertex collapses to the armature's origin, as an engine
     skinning in that space draws it).
     """
-    rest = mesh.rest_armature
-    drawn = np.empty_like(rest)
-    for mask, influences in prepared if prepared is not None else prepare_target(mesh, target):
+    prepared = prepared if prepared is not None else prepare_target(mesh, target)
+    drawn = np.empty_like(mesh.rest_armature)
+    for (mask, _), layout in zip(prepared.parts, prepared.layouts, strict=True):
         if mask is None:
-            drawn = deform_prepared(rest, influences, channel)
+            drawn = deform_layout(layout, channel)
         else:
-            drawn[mask] = deform_prepared(rest[mask], influences, channel)
+            drawn[mask] = deform_layout(layout, channel)
     back = np.linalg.inv(mesh.mesh_to_armature)
     out: F64 = drawn @ back[:3, :3].T + back[:3, 3]
     return out

@@ -14,9 +14,15 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..maths.affine import hierarchy_levels, local_from_world, parent_first_order
 from ..maths.bbone import NO_POSE_SHAPE, RigBBone
+from ..maths.bone_runs import BoneRuns, gather_points
 
 F64 = NDArray[np.float64]
 T = TypeVar("T")
+
+
+#: What a SkinnedMesh computes from its rest data only: kept when only the pose changes.
+_MESH_CACHES = ("_size", "deform_columns", "rest_armature", "flat_columns", "influence_table", "mask",
+                "blend_scale", "blend_layout")
 
 
 def _carry_caches(source: object, target: T, names: tuple[str, ...]) -> T:
@@ -258,6 +264,34 @@ class SkinnedMesh:
         )
 
     @cached_property
+    def mask(self) -> F64:
+        """(V,) the Armature modifier's vertex-group mask ``a`` (1 where there is no mask)."""
+        name = self.modifier.mask_group
+        if not name or name not in self.group_names:
+            return np.ones(self.vertex_count)
+        m: F64 = self.weights[self.group_names.index(name)].astype(np.float64)
+        return 1.0 - m if self.modifier.invert_mask else m
+
+    @cached_property
+    def blend_scale(self) -> F64:
+        """(V,) what Blender multiplies a vertex's summed displacement by: ``a / sum w``, 0 where
+        the sum is <= 1e-4 (the vertex does not move)."""
+        s = self.flat_columns.contrib
+        moved = s > tolerances.BLENDER_MIN_CONTRIB
+        out: F64 = np.where(moved, self.mask / np.where(moved, s, 1.0), 0.0)
+        return out
+
+    @cached_property
+    def blend_layout(self) -> tuple[BoneRuns, F64, F64]:
+        """The deform weights grouped by bone with ``blend_scale`` folded in, and the rest
+        positions (object space) in that order, (3, N): the linear blend's layout, once per mesh."""
+        flat = self.flat_columns
+        runs = BoneRuns(flat.bones, flat.starts, flat.vertex, flat.weight, self.vertex_count)
+        with np.errstate(invalid="ignore", over="ignore"):  # non-finite weights stay for the audit to report
+            scaled = flat.weight * self.blend_scale[flat.vertex]
+        return runs, scaled, gather_points(runs, self.rest)
+
+    @cached_property
     def influence_table(self) -> InfluenceTable:
         """The deform weights as a (V, K) table, K the most influences any vertex has."""
         flat = self.flat_columns
@@ -280,12 +314,12 @@ class SkinnedMesh:
         if bones is self.bones:
             return self
         return _carry_caches(self, replace(self, bones=bones),
-                             ("_size", "deform_columns", "rest_armature", "flat_columns", "influence_table"))
+                             _MESH_CACHES)
 
     def with_channel(self, channel: F64) -> SkinnedMesh:
         """The same mesh with its bones at another pose; the weight tables and rest caches are kept."""
         return _carry_caches(self, replace(self, bones=self.bones.with_channel(channel)),
-                             ("_size", "deform_columns", "rest_armature", "flat_columns", "influence_table"))
+                             _MESH_CACHES)
 
     def deform_groups(self) -> NDArray[np.intp]:
         """(G,) bone index for groups naming a bone with Deform on, else -1 (Blender's pchan_from_defbase)."""

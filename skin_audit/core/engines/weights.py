@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ShapeError
 from ..gltf.document import NORMALISATION_SCALE
+from ..maths.bone_runs import BoneRuns, blend_runs, gather_points, runs_from_table
 from .targets import ExporterModel, Target
 
 
@@ -114,6 +115,36 @@ def deform_prepared(rest_positions: ArrayLike, prepared: PreparedInfluences,
     p = np.asarray(rest_positions, dtype=np.float64)
     out = blend(p, prepared.joints, prepared.weights, joint_matrices)
     out[prepared.stay] = p[prepared.stay]
+    return out
+
+
+@dataclass(frozen=True)
+class PosedLayout:
+    """Prepared influences laid out for many poses: weights grouped by joint (``bone_runs``)."""
+
+    runs: BoneRuns
+    gathered: NDArray[np.float64]  # (3, N) rest positions in run order
+    rest: NDArray[np.float64]  # (V, 3)
+    #: (V,) a used slot names no joint (out of range): the vertex is NaN at every pose.
+    invalid: NDArray[np.bool_]
+    stay: NDArray[np.bool_]  # (V,)
+
+
+def layout_prepared(rest_positions: ArrayLike, prepared: PreparedInfluences, joint_count: int) -> PosedLayout:
+    """``prepared`` laid out once for ``deform_layout`` at every pose of a mesh with ``joint_count`` joints."""
+    p = np.asarray(rest_positions, dtype=np.float64)
+    used = prepared.weights != 0.0
+    valid = (prepared.joints >= 0) & (prepared.joints < joint_count)
+    runs = runs_from_table(np.where(valid, prepared.joints, 0), np.where(valid, prepared.weights, 0.0))
+    return PosedLayout(runs, gather_points(runs, p), p, np.any(used & ~valid, axis=1), prepared.stay)
+
+
+def deform_layout(layout: PosedLayout, joint_matrices: ArrayLike) -> NDArray[np.float64]:
+    """(V, 3) what ``deform_prepared`` gives, from a layout (the same up to summation order)."""
+    m = np.asarray(joint_matrices, dtype=np.float64)
+    out: NDArray[np.float64] = np.ascontiguousarray(blend_runs(layout.runs, layout.gathered, m).T)
+    out[layout.invalid] = np.nan
+    out[layout.stay] = layout.rest[layout.stay]
     return out
 
 

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Linear blending with the weights grouped by bone ("runs").
+
+A per-vertex blend gathers every slot's matrix for every vertex (12 numbers per
+weight) and multiplies row by row.  Grouped by bone, the weights of one bone
+share its matrix: one (3, 3) x (3, n) product per bone over points laid out in
+run order, a multiply by the weights, and one weighted ``bincount`` per
+coordinate back to the vertices.  The layout (``gather_points``) depends only
+on the rest positions and the weights, so a caller computes it once per mesh
+and every pose costs the products and the sums: about half the per-vertex
+blend's time on a million vertices, and the same result up to summation order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+F64 = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class BoneRuns:
+    """Weights grouped by bone: entries ``starts[r]:starts[r + 1]`` belong to ``bone[r]``.
+
+    A bone may own several runs (one per vertex group naming it); zero weights are left out.
+    """
+
+    bone: NDArray[np.intp]  # (R,)
+    starts: NDArray[np.intp]  # (R + 1,)
+    vertex: NDArray[np.intp]  # (N,)
+    weight: F64  # (N,)
+    vertex_count: int
+
+
+def runs_from_table(bones: NDArray[np.intp], weights: F64) -> BoneRuns:
+    """The non-zero slots of a (V, K) influence table grouped by bone (vertices ascending in a run).
+
+    Parameters
+    ----------
+    bones : (V, K) int, the bone of each slot (anything where the weight is 0)
+    weights : (V, K) float
+    """
+    v = bones.shape[0]
+    used = weights != 0.0  # NaN is used: it reaches the vertex
+    flat_bone = bones[used].astype(np.intp)
+    # Row-major boolean indexing walks vertices in order, so a stable sort by bone keeps them
+    # ascending; numpy sorts 16-bit keys stably by radix, in linear time.
+    vertex = np.repeat(np.arange(v, dtype=np.intp), used.sum(axis=1))
+    i16 = np.iinfo(np.int16)
+    small = len(flat_bone) == 0 or (flat_bone.min() >= i16.min and flat_bone.max() <= i16.max)
+    order = np.argsort(flat_bone.astype(np.int16) if small else flat_bone, kind="stable")
+    sorted_bone = flat_bone[order]
+    cut = np.flatnonzero(np.diff(sorted_bone)) + 1
+    starts = np.concatenate([[0], cut, [len(sorted_bone)]]).astype(np.intp)
+    return BoneRuns(sorted_bone[starts[:-1]] if len(sorted_bone) else np.zeros(0, dtype=np.intp),
+                    starts if len(sorted_bone) else np.zeros(1, dtype=np.intp),
+                    vertex[order], np.asarray(weights, dtype=np.float64)[used][order], v)
+
+
+def gather_points(runs: BoneRuns, points: F64) -> F64:
+    """(3, N) ``points`` laid out in run order, one row per coordinate (computed once per mesh)."""
+    out: F64 = np.take(np.ascontiguousarray(np.asarray(points, dtype=np.float64).T), runs.vertex, axis=1)
+    return out
+
+
+def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None = None) -> F64:
+    """(3, V) ``sum_n weight_n (A_b p_n + t_b)`` per vertex, ``[A_b | t_b]`` = ``matrices[b]``.
+
+    Parameters
+    ----------
+    runs : BoneRuns
+    gathered : (3, N) float64, ``gather_points(runs, points)``
+    matrices : (J, 3, 4) or (J, 4, 4) float64, indexed by ``runs.bone``
+    weight : (N,) float64, default ``runs.weight`` (a caller may fold a per-vertex factor in)
+
+    Returns
+    -------
+    (3, V) float64, one row per coordinate; vertices without weights get 0.  Non-finite
+    matrices reach exactly the vertices weighted to them.
+    """
+    n = runs.starts[-1]
+    products = np.empty((3, n))
+    for r, bone in enumerate(runs.bone.tolist()):
+        lo, hi = runs.starts[r], runs.starts[r + 1]
+        if lo == hi:
+            continue
+        block = products[:, lo:hi]
+        np.matmul(matrices[bone, :3, :3], gathered[:, lo:hi], out=block)
+        block += matrices[bone, :3, 3:4]
+    with np.errstate(invalid="ignore", over="ignore"):  # inf * weight stays for the audit to report
+        products *= runs.weight if weight is None else weight
+    out = np.empty((3, runs.vertex_count))
+    for axis in range(3):
+        out[axis] = np.bincount(runs.vertex, products[axis], minlength=runs.vertex_count)
+    return out

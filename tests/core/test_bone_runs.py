@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The blend grouped by bone against a plain loop over vertices and slots, and the engine
+layout against the per-vertex engine blend (NaN weights, joints out of range, stay rule)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skin_audit.core.engines.weights import (
+    PreparedInfluences,
+    deform_layout,
+    deform_prepared,
+    layout_prepared,
+)
+from skin_audit.core.maths.bone_runs import blend_runs, gather_points, runs_from_table
+
+
+def _table(rng: np.random.Generator, v: int, k: int, j: int) -> tuple[np.ndarray, np.ndarray]:
+    bones = rng.integers(0, j, size=(v, k))
+    weights = rng.random((v, k))
+    weights[rng.random((v, k)) < 0.3] = 0.0  # unused slots
+    weights[: v // 10] = 0.0  # unweighted vertices
+    return bones, weights
+
+
+def _loop(points: np.ndarray, bones: np.ndarray, weights: np.ndarray, matrices: np.ndarray) -> np.ndarray:
+    """The hand-written control: every vertex, every slot with a weight."""
+    out = np.zeros((len(points), 3))
+    for v in range(len(points)):
+        for b, w in zip(bones[v], weights[v], strict=True):
+            if w != 0.0:
+                out[v] += w * (matrices[b, :3, :3] @ points[v] + matrices[b, :3, 3])
+    return out
+
+
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_blend_runs_matches_a_loop_over_vertices(k: int) -> None:
+    rng = np.random.default_rng(k)
+    points = rng.normal(size=(300, 3))
+    bones, weights = _table(rng, 300, k, 7)
+    matrices = rng.normal(size=(7, 4, 4))
+    runs = runs_from_table(bones, weights)
+    assert np.all(np.diff(runs.bone) > 0)  # one run per bone, bones ascending
+    got = blend_runs(runs, gather_points(runs, points), matrices)
+    np.testing.assert_allclose(got.T, _loop(points, bones, weights, matrices), rtol=0, atol=1e-12)
+
+
+def test_folded_weights_and_non_finite_matrices_reach_only_their_vertices() -> None:
+    rng = np.random.default_rng(3)
+    points = rng.normal(size=(200, 3))
+    bones, weights = _table(rng, 200, 3, 5)
+    matrices = rng.normal(size=(5, 4, 4))
+    matrices[4, 0, 0] = np.nan
+    runs = runs_from_table(bones, weights)
+    factor = rng.random(200)
+    got = blend_runs(runs, gather_points(runs, points), matrices, runs.weight * factor[runs.vertex]).T
+    nan_rows = np.any((bones == 4) & (weights != 0.0), axis=1)
+    assert np.isnan(got[nan_rows]).any(axis=1).all()
+    want = _loop(points, bones, weights, matrices) * factor[:, None]
+    np.testing.assert_allclose(got[~nan_rows], want[~nan_rows], rtol=0, atol=1e-12)
+
+
+def test_engine_layout_draws_what_the_per_vertex_engine_blend_draws() -> None:
+    rng = np.random.default_rng(5)
+    points = rng.normal(size=(400, 3))
+    joints, weights = _table(rng, 400, 4, 9)
+    joints[100, 0], weights[100, 0] = 12, 0.5  # a used slot past the last joint: NaN
+    joints[101, 1], weights[101, 1] = 15, 0.0  # an unused slot past the last joint: harmless
+    weights[102, 2] = np.nan  # a NaN weight poisons its vertex
+    stay = np.zeros(400, dtype=bool)
+    stay[:40] = True  # the runtime's zero-weight rule (and more): drawn at rest
+    prepared = PreparedInfluences(joints, weights, stay)
+    layout = layout_prepared(points, prepared, 9)
+    for pose in range(3):
+        matrices = rng.normal(size=(9, 4, 4))
+        got = deform_layout(layout, matrices)
+        want = deform_prepared(points, prepared, matrices)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got[~np.isnan(want)], want[~np.isnan(want)], rtol=0, atol=1e-12)
+        assert np.isnan(got[100]).all() and np.isnan(got[102]).all() and np.isfinite(got[101]).all()
