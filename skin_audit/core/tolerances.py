@@ -141,3 +141,13 @@ BABYLON_SAME_POSITION_RELATIVE = 1e-5
 #: axis: reflection leaves its X and Z axes in place, so Blender's mirror image (flip X) and
 #: the same turned half a turn about the bone (flip Z) are both rigid turns of the left bone.
 ALONG_MIRROR_AXIS_DEGREES = 5.0
+
+# --- Scale fix (issue 13) ---------------------------------------------------------------
+
+#: A bone's old-to-new frame map ``D = B'^T S B`` counts as diagonal (the bone lies along the
+#: scale's axes, or the scale is uniform) when its off-diagonal entries are below this fraction
+#: of its largest: float32 rest frames are orthonormal to about 1e-7.
+SCALE_FIX_AXIS_ALIGNED_RELATIVE = 1e-5
+
+#: An object scale axis at or below this is zero: no rest pose can take it.
+SCALE_FIX_SMALLEST = 1e-8

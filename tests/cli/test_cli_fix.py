@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytestmark = [pytest.mark.blender, pytest.mark.blender42]
@@ -104,3 +105,50 @@ def test_in_place_writes_over_the_input(broken_blend, tmp_path):
     report = tmp_path / "r.json"
     skin_audit("audit", str(copy), "--no-shape-checks", "--json", str(report))
     assert "weights-not-normalized" not in codes(report)
+
+
+@pytest.fixture(scope="module")
+def mirrored_blend(bpy, tmp_path_factory):
+    """tests/blender/test_fix_scale.py's rig, mirrored (-1.25, 1.25, 1.25), posed and keyed, as a .blend."""
+    from tests.blender.test_fix_scale import pose, rig
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    _, arm = rig(bpy, (-1.25, 1.25, 1.25))
+    pose(bpy, arm)
+    path = tmp_path_factory.mktemp("fix_scale") / "mirrored.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    return path
+
+
+def _world_results(bpy, path: Path):
+    """Blender's evaluated Body and Cap in world space, at frames 1 and 9, of the file at ``path``."""
+    from tests.blender.test_fix_scale import evaluated
+
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    out = {}
+    for frame in (1, 9):
+        bpy.context.scene.frame_set(frame)
+        out.update({(frame, n): evaluated(bpy, bpy.data.objects[n])[0] for n in ("Body", "Cap")})
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    return out
+
+
+def test_fix_negative_armature_scale_keeps_the_meshes_in_place(bpy, mirrored_blend, tmp_path):
+    from tests.blender.test_fix_scale import SAME
+
+    first = tmp_path / "before.json"
+    skin_audit("audit", str(mirrored_blend), "--no-shape-checks", "--json", str(first))
+    digest = sha(mirrored_blend)
+    out = tmp_path / "unmirrored.blend"
+    result = skin_audit("fix", str(mirrored_blend), "--code", "negative-armature-scale", "--out", str(out),
+                        "--fail-on", "never")  # the rig keeps its other findings (a B-Bone's rest curve)
+    assert result.returncode == 0, result.stderr
+    assert "negative-armature-scale 1 -> 0" in result.stdout and "faces flipped" in result.stdout
+    assert sha(mirrored_blend) == digest
+    report = tmp_path / "after.json"
+    skin_audit("audit", str(out), "--no-shape-checks", "--json", str(report))
+    assert codes(report) == codes(first) - {"negative-armature-scale"}
+    before, after = _world_results(bpy, mirrored_blend), _world_results(bpy, out)
+    for key, points in before.items():
+        assert np.abs(after[key] - points).max() < SAME, key

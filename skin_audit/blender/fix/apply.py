@@ -28,6 +28,7 @@ from ...core.maths.mesh_graph import nearest_within
 from ..read.arrays import mesh_positions
 from ..read.weights import group_weights
 from ..run.audit_scene import armature_modifiers, audit_meshes
+from .scale import SCALE_CODES, apply_armature_scale
 
 #: Every code a fix exists for, with what it does (the panel's tooltip, the CLI's help).
 FIXABLE: dict[str, str] = {
@@ -42,6 +43,10 @@ FIXABLE: dict[str, str] = {
     "deform-bone-without-weights": "turn Deform off on the bones that move no vertex",
     "preserve-volume-on": "turn Preserve Volume off on the Armature modifier (engines skin with LBS)",
     "bbones-on-deform-bones": "set B-Bone segments to 1 on deform bones (what exporters bake anyway)",
+    "non-uniform-armature-scale": "apply the armature's scale to its rest pose, pose and keys; skinned meshes "
+                                  "stay where they are",
+    "negative-armature-scale": "apply the armature's mirror to its rest pose (proper bone frames), pose and "
+                               "keys; a mirrored mesh child takes the mirror into its data (faces flipped)",
 }
 
 
@@ -299,6 +304,8 @@ def apply_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, setting
         return _group_fix(obj, audit, finding, settings)
     if finding.code in ("preserve-volume-on", "deform-bone-without-weights", "bbones-on-deform-bones"):
         return _property_fix(obj, audit, finding)
+    if finding.code in SCALE_CODES:
+        return apply_armature_scale(bpy.context, bpy.data.objects[audit.armature])
     return _weight_fix(obj, audit, finding, settings)
 
 
@@ -322,8 +329,11 @@ def fix_mesh(context: bpy.types.Context, obj: bpy.types.Object, codes: Sequence[
     audits = audit_meshes(context, [obj], options)
     for code in codes:
         before = _counts(audits)
-        done, changed = [], 0
+        done, changed, armatures = [], 0, set()
         for audit in audits:
+            if code in SCALE_CODES and audit.armature in armatures:
+                continue  # one armature under several modifiers: its scale is applied once
+            armatures.add(audit.armature)
             for finding in [f for f in audit.findings if f.code == code]:
                 message, n = apply_fix(obj, audit, finding, settings, options)
                 done.append(message)

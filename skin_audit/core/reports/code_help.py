@@ -139,9 +139,12 @@ _ENTRIES = (
        "No bone of the armature has Deform on.", "Turn Deform on for the skinning bones."),
     _h("non-uniform-armature-scale", "WARNING", "Non-uniform armature scale",
        "The armature object's scale differs between axes; exporters and engines handle it differently.",
-       "Apply the scale (Object > Apply > Scale) on the armature and its meshes."),
+       "Fix it (wrench, or `skin_audit fix --code non-uniform-armature-scale`): the scale goes into the rest "
+       "pose and the meshes stay in place. Blender's Object > Apply > Scale moves skinned meshes."),
     _h("negative-armature-scale", "ERROR", "Negative armature scale",
-       "The armature object's scale is negative (mirrored).", "Apply the scale, or mirror the mesh instead."),
+       "The armature object's scale is negative (mirrored).",
+       "Fix it (wrench, or `skin_audit fix --code negative-armature-scale`): the mirror goes into the rest pose "
+       "with proper bone frames, and into a mirrored mesh child's data (faces flipped)."),
     _h("preserve-volume-on", "INFO", "Preserve Volume (dual quaternions) is on",
        "The Armature modifier uses dual quaternion skinning; engines use linear blend skinning.",
        "Turn Preserve Volume off to see what an engine will draw."),
