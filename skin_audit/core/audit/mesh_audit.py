@@ -14,6 +14,7 @@ from .. import tolerances
 from ..engines.divergence import divergence as engine_divergence
 from ..engines.divergence import divergence_by_pose, divergence_finding
 from ..findings import Finding, Severity
+from ..maths.affine import distances
 from .armature_modifier import Recomputed, recompute_blender
 from .drift_causes import UNEXPLAINED, rest_drift_causes
 from .engine_target import audit_target, prepare_target, target_positions
@@ -68,14 +69,17 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
     """The weight and group rules of the report contract."""
     out: list[Finding] = []
     w = mesh.weights
-    if not np.isfinite(w).all():
+    finite = bool(np.isfinite(w).all())
+    if not finite:
         bad = ~np.isfinite(w).all(axis=0)
         out.append(_finding("non-finite-weights", "ERROR",
                             f"{int(bad.sum())} vertices have NaN or infinite weights", bad))
-    negative = (w < 0).any(axis=0)
-    if negative.any():
-        out.append(_finding("negative-weights", "ERROR",
-                            f"{int(negative.sum())} vertices have negative weights", negative))
+    # Per-vertex tests only when one pass over every weight finds something (NaN hides a minimum).
+    if not finite or (w.size and w.min() < 0):
+        negative = (w < 0).any(axis=0)
+        if negative.any():
+            out.append(_finding("negative-weights", "ERROR",
+                                f"{int(negative.sum())} vertices have negative weights", negative))
     # Weights of groups that another Armature modifier of this mesh deforms with.
     other = [g for g, n in enumerate(mesh.group_names)
              if n in mesh.other_deform_bones and mesh.deform_groups()[g] < 0]
@@ -105,7 +109,7 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
             f"(up to {int(influences.max())}); engines drop the smallest. Limit Total fixes it",
             over, max_influences=int(influences.max())))
     bones = mesh.group_bones()
-    used = (w > 0).any(axis=1)
+    used = w.max(axis=1, initial=0.0) > 0 if finite else (w > 0).any(axis=1)
     for g, name in enumerate(mesh.group_names):
         if not used[g] or name == mesh.modifier.mask_group:
             continue
@@ -161,13 +165,6 @@ def _unsupported_vertices(mesh: SkinnedMesh, rec: Recomputed) -> NDArray[np.bool
     return skip
 
 
-def _distance(a: F64, b: F64) -> F64:
-    d = a - b
-    # vi,vi->v: each row's squared length.
-    out: F64 = np.sqrt(np.einsum("vi,vi->v", d, d))
-    return out
-
-
 def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
                        spot_checker: SpotChecker | None = None) -> MeshAudit:
     """Every check on one mesh seen alone, its armature's findings included (the mesh is the
@@ -214,7 +211,7 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
     skip = _unsupported_vertices(mesh, rec)
     metrics["max_numpy_vs_blender"] = None
     if mesh.blender is not None:
-        diff = _distance(rec.positions, mesh.blender)
+        diff = distances(rec.positions, mesh.blender)
         diff[skip] = 0.0
         measures["numpy_vs_blender"] = diff
         metrics["max_numpy_vs_blender"] = float(diff.max(initial=0.0))
@@ -241,7 +238,7 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
     drift_tol = options.drift_relative * max(size, 1.0)
     if mesh.blender_at_rest is not None and mesh.modelled is not None and \
             len(mesh.blender_at_rest) == len(mesh.modelled):
-        rest_drift = _distance(mesh.blender_at_rest, mesh.modelled)
+        rest_drift = distances(mesh.blender_at_rest, mesh.modelled)
         drift = np.maximum(drift, rest_drift)
         moved = rest_drift > drift_tol
         if moved.any():
@@ -262,7 +259,7 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
         pose_drift = np.zeros(mesh.vertex_count)
         if rows.size:
             cleared = recompute_blender(mesh.for_test_poses(), mesh.cleared_channel)
-            pose_drift[rows] = _distance(cleared.positions[rows], mesh.rest[rows])
+            pose_drift[rows] = distances(cleared.positions[rows], mesh.rest[rows])
         pose_drift[skip] = 0.0
         drift = np.maximum(drift, pose_drift)
         moved = pose_drift > drift_tol

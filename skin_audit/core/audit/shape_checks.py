@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from .. import tolerances
 from ..findings import Finding, Severity
+from ..maths.affine import distances
 from .armature_modifier import recompute_blender
 from .options import AuditOptions
 from .pose_sweep import SweepPose, SweepResult, pose_channel, run_sweep
@@ -142,7 +143,7 @@ def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, ch
             continue  # the stack changes the vertex count: reported as not reproduced already
         compared += 1
         numpy_positions = recompute_blender(from_rest, pose_channel(mesh, pose)).positions
-        diff = float(np.linalg.norm(numpy_positions - positions, axis=1)[keep].max(initial=0.0))
+        diff = float(distances(numpy_positions, positions)[keep].max(initial=0.0))
         worst = max(worst, diff)
         if diff > tol:
             out.findings.append(Finding(

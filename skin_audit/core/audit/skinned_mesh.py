@@ -216,8 +216,8 @@ class SkinnedMesh:
     def _size(self) -> float:
         if self.vertex_count == 0:
             return 1.0
-        ok = np.isfinite(self.rest).all(axis=1)
-        finite = self.rest if ok.all() else self.rest[ok]
+        # One pass over every number first: a per-row test runs only when something is not finite.
+        finite = self.rest if np.isfinite(self.rest).all() else self.rest[np.isfinite(self.rest).all(axis=1)]
         return max(float(np.ptp(finite, axis=0).max()) if len(finite) else 1.0, tolerances.MIN_MESH_SIZE)
 
     def group_bones(self) -> NDArray[np.intp]:
@@ -297,14 +297,17 @@ class SkinnedMesh:
         flat = self.flat_columns
         v = self.vertex_count
         k = max(int(flat.count.max(initial=0)), 1)
-        bones = np.zeros((v, k), dtype=np.intp)
-        weights = np.zeros((v, k))
+        # Filled through flat indices (vertex * K + slot): a 2-D fancy assignment costs more.
+        bones = np.zeros(v * k, dtype=np.intp)
+        weights = np.zeros(v * k)
         fill = np.zeros(v, dtype=np.intp)
-        for bone, idx, w in self.deform_columns:
-            slot = fill[idx]
-            bones[idx, slot] = bone
-            weights[idx, slot] = w
+        for c, bone in enumerate(flat.bones.tolist()):
+            idx = flat.vertex[flat.starts[c]:flat.starts[c + 1]]
+            at = idx * k + fill[idx]
+            bones[at] = bone
+            weights[at] = flat.weight[flat.starts[c]:flat.starts[c + 1]]
             fill[idx] += 1
+        bones, weights = bones.reshape(v, k), weights.reshape(v, k)
         return InfluenceTable(bones, weights)
 
     def for_test_poses(self) -> SkinnedMesh:

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ShapeError
 from ..findings import Finding
+from ..maths.affine import distances
 from .targets import Target
 
 
@@ -32,7 +33,7 @@ def divergence(drawn: ArrayLike, reference: ArrayLike) -> NDArray[np.float64]:
     if a.shape != b.shape or a.ndim != 2 or a.shape[1] != 3:
         raise ShapeError(f"drawn {a.shape} and reference {b.shape} must both be (V, 3)")
     with np.errstate(invalid="ignore", over="ignore"):
-        d = np.linalg.norm(a - b, axis=1)
+        d = distances(a, b)
     out: NDArray[np.float64] = np.where(np.isfinite(d), d, np.inf)
     return out
 
