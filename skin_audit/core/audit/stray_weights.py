@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
-from ..maths.mesh_graph import component_labels
+from ..maths.mesh_graph import edge_labels
 
 F64 = NDArray[np.float64]
 
@@ -26,7 +26,7 @@ WELD_RELATIVE = tolerances.STRAY_WELD_RELATIVE
 
 
 def weld_ids(points: F64, tolerance: float) -> NDArray[np.intp]:
-    """(V,) one id per distinct position (positions rounded to ``tolerance``)."""
+    """(V,) one id per distinct position (positions rounded to ``tolerance``), ids in the order of the positions."""
     if len(points) == 0:
         return np.zeros(0, dtype=np.intp)
     cells = np.round(points / max(tolerance, tolerances.DIVISION_GUARD)).astype(np.int64)
@@ -44,11 +44,42 @@ def weld_ids(points: F64, tolerance: float) -> NDArray[np.intp]:
 
 def segment_distance(points: F64, head: F64, tail: F64) -> F64:
     """(N,) distance of each point to the segment head-tail."""
+    return _column_distance(np.asarray(points, dtype=np.float64).T, head, tail)
+
+
+def _column_distance(columns: F64, head: F64, tail: F64) -> F64:
+    """``segment_distance`` of the points given as (3, N) coordinate rows.
+
+    Each coordinate is its own 1-D pass (numpy broadcasts over an axis of 3 slowly),
+    in place where it can.  The arithmetic is the (N, 3) formula's, operation for
+    operation, so the rounding is the same:
+    t = clip(((p - head) @ axis) / |axis|^2, 0, 1), d = |p - (head + t axis)|.
+    """
+    n = columns.shape[1]
     axis = tail - head
     length2 = float(axis @ axis)
-    t = np.zeros(len(points)) if length2 == 0.0 else np.clip((points - head) @ axis / length2, 0.0, 1.0)
-    out: F64 = np.linalg.norm(points - (head + t[:, None] * axis), axis=1)
-    return out
+    if length2 == 0.0:
+        t = np.zeros(n)
+    else:
+        offset = np.empty((n, 3))  # (N, 3) rows: the projection stays one BLAS matrix-vector product
+        for k in range(3):
+            np.subtract(columns[k], head[k], out=offset[:, k])
+        t = offset @ axis
+        t /= length2
+        np.clip(t, 0.0, 1.0, out=t)
+    total = np.empty(n)
+    c = np.empty(n)
+    for k in range(3):  # squares summed x, y, z in order, as np.linalg.norm does
+        np.multiply(t, axis[k], out=c)
+        c += head[k]
+        np.subtract(columns[k], c, out=c)
+        c *= c
+        if k == 0:
+            total[:] = c
+        else:
+            total += c
+    np.sqrt(total, out=total)
+    return total
 
 
 @dataclass(frozen=True)
@@ -74,70 +105,218 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
     """
     # Weld coincident vertices (UV seams, unmerged glTF imports): a seam must not
     # cut a weighted region in two.
-    node = weld_ids(points, WELD_RELATIVE * size)
-    nodes = int(node.max()) + 1 if len(node) else 0
-    node_edges = node[edges]
-    node_edges = node_edges[node_edges[:, 0] != node_edges[:, 1]]  # edges welded shut
-    pieces: NDArray[np.intp] | None = None  # connected pieces of the whole mesh, when first needed
-    adjacency: tuple[NDArray[np.intp], NDArray[np.intp]] | None = None  # CSR, when first needed
-    local = np.zeros(0, dtype=np.intp)
-    out = []
+    columns = np.ascontiguousarray(points.T)  # (3, V): 1-D passes and gathers per coordinate
+    weld = _Weld.of(columns, WELD_RELATIVE * size)
+    lo, hi = weld.edges(edges)
+    graph = _Graph.of(weld.nodes, lo, hi)
+    weighted = np.empty(weights.shape[1], dtype=bool)  # one buffer for every group's test
+
+    # 1. Per group: far vertices, and its weighted region as a graph of runs numbered from `start`.
+    judged = []
+    ends_lo, ends_hi = [lo[:0]], [hi[:0]]
+    start = 0
     for g, bone in enumerate(group_bones):
         if bone < 0:
             continue
-        weighted = weights[g] > 0
-        idx = np.flatnonzero(weighted)
+        idx = np.flatnonzero(np.greater(weights[g], 0, out=weighted))
         if idx.size == 0:
             continue
         far = np.zeros(0, dtype=np.intp)
         worst = 0.0
         if idx.size >= MIN_VERTICES:
-            d = segment_distance(points[idx], heads[bone], tails[bone])
+            d = _column_distance(np.take(columns, idx, axis=1), heads[bone], tails[bone])
             limit = FAR_FACTOR * float(np.percentile(d, 90)) + FAR_MARGIN * size
             far = idx[d > limit]
             worst = float(d.max())
-        # Islands: pieces of the weighted region within one connected piece of the mesh.
-        # Labels on the region's own (compacted) subgraph keep this proportional to the region.
-        region_nodes, node_of = np.unique(node[idx], return_inverse=True)
-        if adjacency is None:
-            adjacency = _adjacency(nodes, node_edges)
-            local = np.full(nodes, -1, dtype=np.intp)  # node -> index among the current region's nodes
-        local[region_nodes] = np.arange(region_nodes.size)
-        inner = _inner_edges(region_nodes, *adjacency, local)
-        local[region_nodes] = -1
-        region = component_labels(region_nodes.size, inner)[node_of.reshape(-1)]
-        if np.unique(region).size == 1:  # one connected region: no islands
-            if far.size:
-                out.append(StrayGroup(g, int(bone), far, np.zeros(0, dtype=np.intp), worst))
-            continue
-        if pieces is None:
-            pieces = component_labels(nodes, node_edges)[node]
-        islands = idx[_off_main_region(pieces[idx], region)]
-        if far.size or islands.size:
-            out.append(StrayGroup(g, int(bone), far, islands, worst))
+        region_nodes, node_of = weld.region_nodes(idx)
+        run, a, b = graph.region(region_nodes, start)
+        ends_lo.append(a)
+        ends_hi.append(b)
+        judged.append(_Judged(g, int(bone), idx, far, worst, region_nodes, node_of, run))
+        start = int(run[-1]) + 1
+
+    # 2. Every region's pieces in one labelling: a region's runs are labelled from its first run.
+    labels = edge_labels(start, np.concatenate(ends_lo), np.concatenate(ends_hi))
+    pieces: NDArray[np.intp] | None = None  # connected pieces of the whole mesh (per vertex), when first needed
+    out = []
+    for j in judged:
+        region = labels[j.run]  # per region node: the first run of its region
+        islands = np.zeros(0, dtype=np.intp)
+        if region[-1] != j.run[0] or region.max() != j.run[0]:  # more than one region
+            if pieces is None:
+                pieces = weld.of_vertices(edge_labels(weld.nodes, lo, hi))
+            region = _ranked(region, weld.key(j.nodes))
+            islands = j.idx[_off_main_region(pieces[j.idx], region if j.node_of is None else region[j.node_of])]
+        if j.far.size or islands.size:
+            out.append(StrayGroup(j.group, j.bone, j.far, islands, j.worst))
     return out
 
 
-def _adjacency(nodes: int, edges: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """CSR adjacency: ``neighbour[indptr[n]:indptr[n + 1]]`` are the nodes joined to node n."""
-    src = np.concatenate([edges[:, 0], edges[:, 1]])
-    dst = np.concatenate([edges[:, 1], edges[:, 0]])
-    order = np.argsort(src, kind="stable")
-    indptr = np.zeros(nodes + 1, dtype=np.intp)
-    np.cumsum(np.bincount(src, minlength=nodes), out=indptr[1:])
-    return indptr, dst[order]
+@dataclass(frozen=True)
+class _Judged:
+    """One group on its way through find_stray_weights."""
+
+    group: int
+    bone: int
+    idx: NDArray[np.intp]  # its weighted vertices
+    far: NDArray[np.intp]
+    worst: float
+    nodes: NDArray[np.intp]  # its weighted region's nodes, sorted
+    node_of: NDArray[np.intp] | None  # per weighted vertex, its index in `nodes` (None: the same index)
+    run: NDArray[np.intp]  # per region node, its run in the joint labelling
 
 
-def _inner_edges(group_nodes: NDArray[np.intp], indptr: NDArray[np.intp], neighbour: NDArray[np.intp],
-                 local: NDArray[np.intp]) -> NDArray[np.intp]:
-    """(E', 2) edges between the group's nodes, in local numbering; work in the group's size only."""
-    degree = indptr[group_nodes + 1] - indptr[group_nodes]
-    ends = np.cumsum(degree)
-    slots = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(indptr[group_nodes] - (ends - degree), degree)
-    a = np.repeat(np.arange(group_nodes.size), degree)
-    b = local[neighbour[slots]]
-    keep = b > a  # each edge once, both ends in the group
-    return np.column_stack([a[keep], b[keep]])
+@dataclass(frozen=True)
+class _Weld:
+    """Vertices welded into nodes, a node per rounded position (as ``weld_ids``).
+
+    Without coincident vertices (the usual mesh, checked with one sort of 1-D keys)
+    a node is its vertex (``node`` is None); else the smallest vertex at its position.
+    """
+
+    node: NDArray[np.intp] | None  # (V,) node of each vertex; None: the vertex itself
+    nodes: int  # node ids are below this
+    columns: F64  # (3, V) positions
+    step: float  # rounding step; 0.0: ``node`` is weld_ids' own numbering
+
+    @staticmethod
+    def of(columns: F64, tolerance: float) -> _Weld:
+        count = columns.shape[1]
+        step = max(tolerance, tolerances.DIVISION_GUARD)
+        if count == 0:
+            return _Weld(None, 0, columns, step)
+        cells = [np.rint(c / step) for c in columns]  # rint: what np.round does with no decimals
+        low = [float(c.min()) for c in cells]
+        span = [float(c.max()) - lo + 1.0 for c, lo in zip(cells, low, strict=True)]
+        if not (max(map(abs, low)) + max(span) < 2.0**52 and span[0] * span[1] * span[2] < 2.0**62):
+            node = weld_ids(columns.T, tolerance)  # not finite, or no int64 key: weld_ids' own numbering
+            return _Weld(node, int(node.max()) + 1, columns, 0.0)
+        # The check key puts the longest axis first: meshes often number their vertices
+        # along it, and a nearly sorted array sorts several times faster.
+        axes = sorted(range(3), key=lambda k: -span[k])
+        keys = (cells[axes[0]] - low[axes[0]]).astype(np.int64)
+        for k in axes[1:]:
+            keys *= int(span[k])
+            keys += (cells[k] - low[k]).astype(np.int64)
+        ordered = np.sort(keys)
+        if not (ordered[1:] == ordered[:-1]).any():
+            return _Weld(None, count, columns, step)
+        order = np.argsort(keys, kind="stable")
+        first = np.ones(count, dtype=bool)
+        first[1:] = keys[order[1:]] != keys[order[:-1]]
+        node = np.empty(count, dtype=np.intp)
+        node[order] = order[first][np.cumsum(first) - 1]  # stable: the first of a position is its smallest vertex
+        return _Weld(node, count, columns, step)
+
+    def key(self, nodes: NDArray[np.intp]) -> NDArray[np.int64]:
+        """(N,) keys ordering ``nodes`` as weld_ids numbers their positions (rounded x, then y, then z)."""
+        if self.step == 0.0:
+            return nodes.astype(np.int64)
+        return _position_key(self.columns[:, nodes], self.step)
+
+    def edges(self, edges: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """(E',) smaller and (E',) larger node of each edge; edges welded shut are left out."""
+        ends = edges if self.node is None else self.node[edges]
+        lo, hi = np.minimum(ends[:, 0], ends[:, 1]), np.maximum(ends[:, 0], ends[:, 1])
+        if self.node is not None:
+            open_ = lo != hi
+            lo, hi = lo[open_], hi[open_]
+        return lo, hi
+
+    def region_nodes(self, idx: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp] | None]:
+        """Sorted nodes of the vertices ``idx`` (sorted) and each vertex's index among them (None: the same)."""
+        if self.node is None:
+            return idx, None
+        nodes = self.node[idx]
+        if np.array_equal(nodes, idx):
+            return idx, None
+        unique, node_of = np.unique(nodes, return_inverse=True)
+        return unique, node_of.reshape(-1)
+
+    def of_vertices(self, per_node: NDArray[np.intp]) -> NDArray[np.intp]:
+        """(V,) a per-node array read at each vertex's node."""
+        return per_node if self.node is None else per_node[self.node]
+
+
+def _position_key(columns: F64, step: float) -> NDArray[np.int64]:
+    """(N,) one int64 per rounded position, ordering them by x, then y, then z."""
+    cells = [np.rint(c / step).astype(np.int64) for c in columns]
+    key = cells[0] - cells[0].min()
+    for c in cells[1:]:
+        low = c.min()
+        key *= c.max() - low + 1
+        key += c - low
+    out: NDArray[np.int64] = key
+    return out
+
+
+def _ranked(region: NDArray[np.intp], key: NDArray[np.int64]) -> NDArray[np.intp]:
+    """(N,) each node's region renumbered 0, 1, ... in the order of the regions' smallest ``key``.
+
+    ``weld_ids`` numbers nodes by position, and a region labelled by its smallest
+    node there comes first in a tie of sizes: keep that order whatever the numbering.
+    """
+    names, inverse = np.unique(region, return_inverse=True)
+    smallest = np.full(names.size, np.iinfo(np.int64).max)
+    np.minimum.at(smallest, inverse.reshape(-1), key)
+    rank = np.empty(names.size, dtype=np.intp)
+    rank[np.argsort(smallest)] = np.arange(names.size)
+    out: NDArray[np.intp] = rank[inverse.reshape(-1)]
+    return out
+
+
+@dataclass(frozen=True)
+class _Graph:
+    """The welded mesh's edges, arranged so a region finds its own in time of its own size.
+
+    Meshes number their strips and rings in order: an edge (n, n + 1) is only a flag
+    on n + 1 (``joined``), and a region's runs of such nodes are one node each in its
+    labelling.  The other edges are kept once, under their smaller end, sorted by it
+    (CSR): edge k joins ``owner[k]`` to ``forward[k]``, node n owns ``indptr[n]:indptr[n + 1]``.
+    """
+
+    joined: NDArray[np.bool_]  # (N,) node n is joined to node n - 1
+    indptr: NDArray[np.intp]  # (N + 1,)
+    owner: NDArray[np.intp]  # (C,)
+    forward: NDArray[np.intp]  # (C,)
+    local: NDArray[np.intp]  # (N,) scratch: -1, or a node's run while a region is labelled
+
+    @staticmethod
+    def of(nodes: int, lo: NDArray[np.intp], hi: NDArray[np.intp]) -> _Graph:
+        gap = hi - lo
+        chain = gap == 1
+        joined = np.zeros(nodes, dtype=bool)
+        joined[hi.take(np.flatnonzero(chain))] = True
+        cross = np.flatnonzero(~chain)  # (index arrays: a mixed boolean mask indexes several times slower)
+        cross_lo, cross_hi = lo.take(cross), hi.take(cross)
+        order = np.argsort(cross_lo, kind="stable")  # edges come nearly in vertex order: this sort runs fast
+        indptr = np.zeros(nodes + 1, dtype=np.intp)
+        np.cumsum(np.bincount(cross_lo, minlength=nodes), out=indptr[1:])
+        return _Graph(joined, indptr, cross_lo.take(order), cross_hi.take(order), np.full(nodes, -1, dtype=np.intp))
+
+    def region(self, nodes: NDArray[np.intp], start: int
+               ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+        """The region of sorted ``nodes`` as runs numbered from ``start``: (n,) run of each node, and
+        (E',) and (E',) runs joined by its edges, smaller first (runs joined twice in a row: once)."""
+        consecutive = nodes[1:] == nodes[:-1] + 1
+        step = np.ones(nodes.size, dtype=bool)  # a node that starts a run
+        step[1:] = ~(consecutive & self.joined[nodes[1:]])
+        run = np.cumsum(step)
+        run += start - 1
+        # Nodes with consecutive ids own consecutive CSR slots: expand ranges of ids, not nodes.
+        first = np.flatnonzero(np.concatenate(([True], ~consecutive)))
+        last = np.append(first[1:], nodes.size) - 1
+        begin, end = self.indptr[nodes[first]], self.indptr[nodes[last] + 1]
+        length = end - begin
+        stop = np.cumsum(length)
+        slots = np.arange(int(stop[-1])) + np.repeat(begin - (stop - length), length)
+        self.local[nodes] = run
+        a = self.local[self.owner[slots]]
+        b = self.local[self.forward[slots]]
+        self.local[nodes] = -1
+        keep = b > a  # the far end inside the region (outside is -1), in another run
+        keep[1:] &= (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+        return run, a[keep], b[keep]
 
 
 def _off_main_region(piece: NDArray[np.intp], region: NDArray[np.intp]) -> NDArray[np.bool_]:

@@ -12,27 +12,52 @@ F64 = NDArray[np.float64]
 def component_labels(vertex_count: int, edges: NDArray[np.intp]) -> NDArray[np.intp]:
     """(V,) label of each vertex's connected piece (the smallest vertex index in it).
 
-    Hook each edge's larger label onto the smaller, then pointer-jump, until
-    nothing changes; vectorised, a few dozen passes even on large meshes.
+    Parameters
+    ----------
+    vertex_count : number of vertices V
+    edges : (E, 2) intp vertex pairs (any order, repeats and loops allowed)
     """
-    label = np.arange(vertex_count, dtype=np.intp)
-    if len(edges) == 0:
-        return label
     a, b = edges[:, 0], edges[:, 1]
-    while True:
-        la, lb = label[a], label[b]
-        lo = np.minimum(la, lb)
-        new = label.copy()
-        np.minimum.at(new, la, lo)
-        np.minimum.at(new, lb, lo)
-        while True:
-            jumped = new[new]
-            if np.array_equal(jumped, new):
-                break
-            new = jumped
-        if np.array_equal(new, label):
-            return label
-        label = new
+    return edge_labels(vertex_count, np.minimum(a, b), np.maximum(a, b))
+
+
+def edge_labels(vertex_count: int, lo: NDArray[np.intp], hi: NDArray[np.intp]) -> NDArray[np.intp]:
+    """``component_labels`` with the edges given as two (E,) arrays of ends, ``lo <= hi``.
+
+    1. Runs of consecutive vertices joined by an edge (i, i + 1) are one piece
+       at once (meshes number their strips and rings in order; a run costs one
+       cumsum instead of pointer chasing).
+    2. On the runs, hook and jump until no edge joins two labels: each edge
+       whose ends have different roots sets the larger root's parent to the
+       smaller (any one such edge wins: parents only decrease, so no cycle),
+       then parents are jumped to their roots.  Roots that could hook at least
+       halve each pass; an edge whose ends share a root is done for good.
+    The smallest run of a piece is never hooked, so it is the piece's root.
+    """
+    linked = np.zeros(vertex_count, dtype=bool)
+    linked[hi[hi == lo + 1]] = True
+    run_start = np.flatnonzero(~linked)  # first vertex of each run
+    run_of = np.cumsum(~linked) - 1
+    ra, rb = run_of[lo], run_of[hi]  # ra <= rb: runs are numbered in vertex order
+    cross = ra != rb
+    ra, rb = ra[cross], rb[cross]
+    parent = np.arange(len(run_start), dtype=np.intp)
+    while ra.size:
+        parent[rb] = ra  # rb > ra, both roots
+        _jump(parent)
+        ra, rb = parent[ra], parent[rb]
+        cross = ra != rb
+        ra, rb = np.minimum(ra[cross], rb[cross]), np.maximum(ra[cross], rb[cross])
+    out: NDArray[np.intp] = run_start[parent[run_of]]
+    return out
+
+
+def _jump(parent: NDArray[np.intp]) -> None:
+    """Point every entry of a forest (parent[i] <= i) at its root, in place; work shrinks as entries settle."""
+    moving = np.flatnonzero(parent[parent] != parent)
+    while moving.size:
+        parent[moving] = parent[parent[moving]]
+        moving = moving[parent[parent[moving]] != parent[moving]]
 
 
 _HASH = np.array([73856093, 19349663, 83492791], dtype=np.int64)
