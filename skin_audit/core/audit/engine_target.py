@@ -8,8 +8,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import tolerances
 from ..engines.targets import Target, get_target
 from ..engines.weights import PosedLayout, PreparedInfluences, deform_layout, layout_prepared, prepare_exported
+from ..maths.bone_runs import BoneRuns, blend_runs
+from .armature_modifier import has_bbones
 from .options import AuditOptions
 from .skinned_mesh import SkinnedMesh
 
@@ -25,11 +28,22 @@ def audit_target(options: AuditOptions) -> Target:
 
 
 @dataclass(frozen=True)
+class Offsets:
+    """Where a target's weights differ from Blender's ``w / sum w`` on the same (bone, vertex)
+    pairs: the engine's position minus Blender's is the blend of these differences alone."""
+
+    runs: BoneRuns  # the pairs whose weights differ, with the difference as weight
+    gathered: F64  # (3, N) their rest positions, armature space
+
+
+@dataclass(frozen=True)
 class PreparedTarget:
     """The influences a target draws a mesh with, laid out once for all its poses."""
 
     parts: tuple[tuple[NDArray[np.bool_] | None, PreparedInfluences], ...]  # (vertex mask, influences)
     layouts: tuple[PosedLayout, ...]  # one per part, over the part's vertices
+    #: Set when the target draws every vertex from Blender's own (bone, vertex) pairs (``offsets``).
+    offsets: Offsets | None = None
 
 
 def prepare_target(mesh: SkinnedMesh, target: Target) -> PreparedTarget:
@@ -50,8 +64,55 @@ def prepare_target(mesh: SkinnedMesh, target: Target) -> PreparedTarget:
         parts = ((None, prepare_exported(table.bones, table.weights, target)),)
     rest = mesh.rest_armature
     joints = len(mesh.bones.names)
-    return PreparedTarget(parts, tuple(layout_prepared(rest if mask is None else rest[mask], influences, joints)
-                                       for mask, influences in parts))
+    layouts = tuple(layout_prepared(rest if mask is None else rest[mask], influences, joints)
+                    for mask, influences in parts)
+    return PreparedTarget(parts, layouts, _offsets(mesh, parts, layouts))
+
+
+def _offsets(mesh: SkinnedMesh, parts: tuple[tuple[NDArray[np.bool_] | None, PreparedInfluences], ...],
+             layouts: tuple[PosedLayout, ...]) -> Offsets | None:
+    """The weight differences ``engine - w / sum w`` when the engine blends exactly Blender's
+    (bone, vertex) pairs, every vertex moves in Blender (sum > 1e-4, no mask) and with plain
+    linear blending; None otherwise (then both positions are computed)."""
+    flat = mesh.flat_columns
+    if (len(parts) != 1 or mesh.modifier.preserve_volume or not mesh.modifier.use_vertex_groups
+            or has_bbones(mesh) or layouts[0].stay.any() or layouts[0].invalid.any()
+            or not (flat.contrib > tolerances.BLENDER_MIN_CONTRIB).all() or not (mesh.mask == 1.0).all()):
+        return None
+    engine = layouts[0].runs
+    # Blender's columns in bone order, as the engine's runs are (vertices ascending in both).
+    order = np.argsort(flat.bones, kind="stable")
+    lengths = np.diff(flat.starts)
+    take = np.concatenate([np.arange(flat.starts[c], flat.starts[c + 1]) for c in order]) if len(order) \
+        else np.zeros(0, dtype=np.intp)
+    if not (np.array_equal(flat.vertex[take], engine.vertex)
+            and np.array_equal(np.repeat(flat.bones[order], lengths[order]),
+                               np.repeat(engine.bone, np.diff(engine.starts)))):
+        return None
+    with np.errstate(invalid="ignore", over="ignore"):
+        delta = engine.weight - (flat.weight * mesh.blend_scale[flat.vertex])[take]
+    if not np.isfinite(delta).all():
+        return None
+    keep = delta != 0.0
+    run_of = np.repeat(np.arange(len(engine.bone)), np.diff(engine.starts))
+    kept_per_run = np.bincount(run_of[keep], minlength=len(engine.bone))
+    runs = BoneRuns(engine.bone, np.concatenate([[0], np.cumsum(kept_per_run)]).astype(np.intp),
+                    engine.vertex[keep], delta[keep], engine.vertex_count)
+    return Offsets(runs, layouts[0].gathered[:, keep])
+
+
+def engine_offsets(mesh: SkinnedMesh, channel: F64, prepared: PreparedTarget) -> F64 | None:
+    """(V,) distance between where the target draws each vertex and where Blender does, from one
+    blend of the weight differences (``Offsets``); None when that does not apply (then compare
+    ``target_positions`` with ``recompute_blender``)."""
+    if prepared.offsets is None or not np.isfinite(channel).all():
+        return None
+    arm = blend_runs(prepared.offsets.runs, prepared.offsets.gathered, channel)
+    # Armature space -> the mesh's object space: a difference of points turns with the linear part only.
+    d = np.linalg.inv(mesh.mesh_to_armature)[:3, :3] @ arm
+    # iv,iv->v: each vertex's squared length.
+    out: F64 = np.sqrt(np.einsum("iv,iv->v", d, d))
+    return out
 
 
 def target_positions(mesh: SkinnedMesh, target: Target, channel: F64, prepared: PreparedTarget | None = None) -> F64:

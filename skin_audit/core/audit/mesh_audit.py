@@ -17,7 +17,7 @@ from ..findings import Finding, Severity
 from ..maths.affine import distances
 from .armature_modifier import Recomputed, recompute_blender
 from .drift_causes import UNEXPLAINED, rest_drift_causes
-from .engine_target import audit_target, prepare_target, target_positions
+from .engine_target import audit_target, engine_offsets, prepare_target, target_positions
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .report import MeshAudit
 from .rig_audit import RIG_CODES, MissingModifier, RigAudit, audit_rig
@@ -280,10 +280,15 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
     prepared = prepare_target(mesh, target)  # the exporter and weight rules once, for every pose
     from_rest = mesh.for_test_poses()  # stress poses start from rest, B-Bone pose properties included
     for name, channel in poses:
+        at = mesh.bones.channel if channel is None else channel
+        # One blend of the weight differences where the target uses Blender's pairs; else both blends.
+        offsets = engine_offsets(mesh, at, prepared)
+        if offsets is not None:
+            per_pose[name] = offsets
+            continue
         # The current pose was deformed Blender's way at the start.
         blender_like = rec if channel is None else recompute_blender(from_rest, channel)
-        engine = target_positions(mesh, target, mesh.bones.channel if channel is None else channel, prepared)
-        per_pose[name] = engine_divergence(engine, blender_like.positions)
+        per_pose[name] = engine_divergence(target_positions(mesh, target, at, prepared), blender_like.positions)
     divergence = np.vstack(list(per_pose.values())).max(axis=0)
     measures["engine_divergence"] = divergence
     metrics["max_engine_divergence"] = float(divergence.max(initial=0.0))

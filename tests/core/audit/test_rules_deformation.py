@@ -253,6 +253,40 @@ def test_engines_collapse_unweighted_vertices_to_the_armature_origin():
                                atol=1e-9)
 
 
+@pytest.mark.parametrize("target", ["raw", "threejs"])
+def test_engine_divergence_from_weight_differences_is_the_distance_of_both_blends(target):
+    """Where the target blends Blender's own (bone, vertex) pairs, the audit blends only the weight
+    differences; the distances equal those of the two deformations computed apart (and the
+    independent per-vertex loops), with the mesh away from the armature's origin."""
+    from skin_audit.core.audit.armature_modifier import recompute_blender
+    from skin_audit.core.audit.engine_target import (
+        audit_target,
+        engine_offsets,
+        prepare_target,
+        target_positions,
+    )
+    from skin_audit.core.audit.options import AuditOptions
+
+    rig = clean()
+    root, child = rig.groups["Root"].copy(), rig.groups["Child"].copy()
+    root[nr.ring(4)] = child[nr.ring(4)] = 0.45
+    root[nr.ring(6)] = 0.3  # three-quarters of a ring more off
+    off = with_groups(rig, Root=root, Child=child)
+    pre = object_matrix()
+    mesh = nr.skinned_mesh(off, mesh_to_armature=pre)
+    chosen = audit_target(AuditOptions(target=target))
+    prepared = prepare_target(mesh, chosen)
+    assert prepared.offsets is not None  # the shared path is the one under test
+    for channel in [mesh.bones.channel] + stress_channels(off):
+        both = np.linalg.norm(target_positions(mesh, chosen, channel, prepared)
+                              - recompute_blender(mesh, channel).positions, axis=1)
+        np.testing.assert_allclose(engine_offsets(mesh, channel, prepared), both, rtol=0, atol=1e-12)
+    if target == "raw":
+        result = audit(mesh, target="raw")
+        np.testing.assert_allclose(result.measures["engine_divergence"],
+                                   own_divergence(off, mesh_to_armature=pre), atol=1e-9)
+
+
 def test_no_engine_divergence_on_clean_weights():
     result = audit(nr.skinned_mesh(clean()), target="raw")
     assert "engine-divergence" not in codes(result)
