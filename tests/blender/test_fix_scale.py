@@ -16,7 +16,7 @@ SAME = 2e-6 * 2.5
 
 
 def rig(bpy, scale, bones=None):
-    """A branching 4-bone rig (rolls, a B-Bone) on a cylinder parented to it, a second skinned mesh
+    """A branching 4-bone rig (rolls, a B-Bone) on a cylinder with a shape key parented to it, a second skinned mesh
     'Cap' not parented, an empty parented to bone 'Top', a bystander mesh; the armature moved,
     turned and given ``scale``."""
     from tests.factories.blender_rigs import BoneSpec, build_rig, chain_weights, cylinder
@@ -33,6 +33,11 @@ def rig(bpy, scale, bones=None):
     side = np.flatnonzero((verts[:, 0] > 0.3) & (np.abs(verts[:, 2] - 1.0) < 0.3))
     weights["Side"] = (side, np.full(len(side), 0.5))
     obj, arm = build_rig("Body", bones, verts, faces, weights)
+    obj.shape_key_add(name="Basis")
+    bulge = obj.shape_key_add(name="Bulge", from_mix=False)  # goes into the data with the mirror too
+    for v, point in zip(bulge.data, verts, strict=True):
+        v.co = (point[0] * 1.3, point[1] * 1.1, point[2] + 0.1 * point[0])
+    bulge.value = 0.4
     mid = arm.data.bones["Mid"]  # rest B-Bone shape (the pose adds its own)
     mid.bbone_curveinx, mid.bbone_curveinz, mid.bbone_rollout = 0.06, 0.04, -0.2
     cap = bpy.data.objects.new("Cap", bpy.data.meshes.new("Cap"))
@@ -186,6 +191,23 @@ def test_negative_scale_moves_into_the_rest_pose_and_every_result_stays(bpy, emp
     assert np.allclose(root_x, [-0.125, 0.125], atol=1e-6)
 
 
+def test_negative_scale_maps_the_actions_of_nla_strips(bpy, empty_scene):
+    """glTF imports play every animation from an NLA strip: those keys are mapped too."""
+    obj, arm = rig(bpy, (1.25, -1.25, 1.25))  # mirrored through Y: a root's location axes differ
+    pose(bpy, arm)
+    anim = arm.animation_data
+    anim.nla_tracks.new().strips.new("Run", 1, anim.action)
+    anim.action = None
+    frames = (2, 6)
+    before, kept = results(bpy, arm, frames), untouched(bpy)
+
+    out = run_fix(bpy, obj, "negative-armature-scale")
+
+    assert "negative-armature-scale" not in out.after and "F-curves of 'Body_ArmatureAction'" in out.message
+    assert_same_results(before, results(bpy, arm, frames))
+    assert untouched(bpy) == kept
+
+
 def _fcurves(arm):
     from skin_audit.blender.fix.scale import action_fcurves
 
@@ -194,13 +216,13 @@ def _fcurves(arm):
 
 def test_non_uniform_scale_rest_and_location_poses_stay(bpy, empty_scene):
     """Non-uniform: the rest and a pose of locations and twists (rotations about an axis the
-    scale leaves alone) are exact; Side lies across the scale's axes, so only its location is
-    posed."""
+    scale leaves alone) are exact. Top and Side lie across the scale's axes: only their
+    locations are posed, and Top's linear keys mix its X, Y and Z."""
     from tests.factories.blender_rigs import BoneSpec
 
     bones = [BoneSpec("Root", (0, 0, 0), (0, 0, 0.6), roll=0.3),
              BoneSpec("Mid", (0, 0, 0.6), (0, 0, 1.3), "Root", use_connect=True),
-             BoneSpec("Top", (0, 0, 1.3), (0, 0, 2.0), "Mid", roll=-1.0, use_connect=True),
+             BoneSpec("Top", (0, 0, 1.3), (0.2, 0.1, 2.0), "Mid", roll=-1.0),  # not connected: it can move
              BoneSpec("Side", (0.3, 0.0, 1.0), (0.6, 0.1, 1.2), "Mid", roll=0.7)]
     obj, arm = rig(bpy, (1.5, 1.5, 1.0), bones)
     arm.delta_scale = (1.0, 1.0, 0.8)  # the basis scale is scale times delta scale
@@ -213,12 +235,15 @@ def test_non_uniform_scale_rest_and_location_poses_stay(bpy, empty_scene):
     pb["Top"].keyframe_insert("location", frame=1)
     pb["Top"].location = (-0.1, 0.0, 0.1)
     pb["Top"].keyframe_insert("location", frame=9)
+    for fc in _fcurves(arm):
+        for key in fc.keyframe_points:
+            key.interpolation = "LINEAR"
     before, kept = results(bpy, arm, (1, 5)), untouched(bpy)
     assert "non-uniform-armature-scale" in codes(bpy, obj)
 
     out = run_fix(bpy, obj, "non-uniform-armature-scale")
 
-    assert "non-uniform-armature-scale" not in out.after
+    assert "non-uniform-armature-scale" not in out.after and "3 F-curves" in out.message
     assert tuple(arm.scale) == (1.0, 1.0, 1.0) and tuple(arm.delta_scale) == (1.0, 1.0, 1.0)
     proper_frames(arm)
     assert_same_results(before, results(bpy, arm, (1, 5)))
@@ -233,7 +258,7 @@ def test_non_uniform_scale_refuses_keys_it_cannot_map_and_changes_nothing(bpy, e
     bpy.context.view_layer.update()
     rest = {b.name: np.array(b.matrix_local).tobytes() for b in arm.data.bones}
     body = np.array(obj.matrix_parent_inverse).tobytes()
-    with pytest.raises(InputError, match=r"action '.*' keys location\[0\] of bone 'Mid'"):
+    with pytest.raises(InputError, match=r"action '.*' keys the location of bone 'Mid'.*Linear"):
         run_fix(bpy, obj, "non-uniform-armature-scale")
     assert {b.name: np.array(b.matrix_local).tobytes() for b in arm.data.bones} == rest
     assert tuple(arm.scale) == pytest.approx((1.5, 1.0, 0.8))

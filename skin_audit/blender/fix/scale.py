@@ -13,12 +13,14 @@ armature space is mapped by ``S``, so that ``A' (S x) = A x``:
 2. Pose channels live in each bone's rest frame ``B``; the new frame is ``B'``, and
    ``D = B'^T S B`` maps one to the other.  For a uniform scale, with or without a mirror,
    ``D`` is ``s * diag(+-1, 1, 1)``: locations become ``D loc``, rotations are conjugated by
-   its signs (a quaternion's vector part and Euler angles change sign per axis), B-Bone curve
+   its signs (quaternion, axis-angle and Euler Y and Z components change sign), B-Bone curve
    offsets scale by ``D``, B-Bone rolls change sign with the mirror, and the posed mesh is
-   the same.  The assigned action's keys (values and handles) get the same per-channel
-   factors.  A non-uniform ``S`` shears a rotated bone, which no rest pose reproduces: the
-   rest and any pose made of locations (and rotations about an axis the scale leaves alone)
-   stay in place, other rotations now turn rigidly (what engines do).
+   the same.  The keys of the actions it plays (assigned, and in NLA strips; values and
+   handles) get the same per-channel factors; location keys a non-uniform ``S`` mixes across
+   axes are mixed key by key where that is exact.  A non-uniform ``S`` shears a rotated bone,
+   which no rest pose reproduces: the rest and any pose made of locations (and rotations
+   about an axis the scale leaves alone) stay in place, other rotations now turn rigidly
+   (what engines do).
 3. Children of the armature keep their world matrix through their parent inverse, except a
    mesh the mirror left mirrored: that mirror goes into its mesh data (with its shape keys),
    its faces flip so normals still point out, and its world matrix is proper (glTF's exporter
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 
 import bpy
 import numpy as np
-from mathutils import Euler, Matrix, Quaternion, Vector
+from mathutils import Matrix, Vector
 from numpy.typing import NDArray
 
 from ...core import tolerances
@@ -49,17 +51,39 @@ F64 = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class _BoneMap:
-    """How one bone's channels change.  ``matrix`` (D) maps old bone-local vectors to new ones;
-    ``signs`` is its orthogonal part (the conjugation of rotations); ``factors`` is D's diagonal
-    when D is diagonal (per-axis factors valid for keys), else None.  ``location`` and
-    ``location_factors`` are the same for the frame the location channel lives in (the bone's,
-    or with Local Location off its parent's, or the armature's for a root)."""
+    """How one bone's channels change.
+
+    ``matrix`` (D, 3 x 3) maps old bone-local vectors to new ones and ``location`` the same for
+    the frame the location channel lives in (the bone's; with Local Location off its parent's,
+    or the armature's for a root).  ``mirror`` is -1 under a mirror, else 1: the new frame's X
+    axis is the old one's image reversed, so rotations are conjugated by ``diag(mirror, 1, 1)``.
+    """
 
     matrix: F64
-    signs: F64
-    factors: F64 | None
     location: F64
-    location_factors: F64 | None
+    mirror: float
+
+    def aligned(self, d: F64) -> bool:
+        """Whether ``d`` is diagonal: per-axis factors then map each channel, and each key."""
+        off = d - np.diag(np.diag(d))
+        return bool(np.abs(off).max() <= tolerances.SCALE_FIX_AXIS_ALIGNED_RELATIVE * np.abs(d).max())
+
+    def factor(self, prop: str, index: int) -> float | None:
+        """The factor of one pose-bone channel component (1.0: unchanged); None for a location
+        component that mixes with the other two (a non-uniform scale across the bone's axes)."""
+        if prop == "location":
+            return float(self.location[index, index]) if self.aligned(self.location) else None
+        # A rotation conjugated by diag(m, 1, 1), m = +-1: its axis becomes m * diag(m, 1, 1) axis,
+        # its angle stays; so X components stay and Y, Z ones (and rolls about Y) take m.
+        if prop in ("rotation_quaternion", "rotation_axis_angle"):
+            return 1.0 if index in (0, 1) else self.mirror
+        if prop == "rotation_euler":
+            return 1.0 if index == 0 else self.mirror
+        if prop in _ROLLS:
+            return self.mirror
+        if prop in _CURVES:  # offsets along the bone's X or Z (exact when D is diagonal)
+            return float(self.matrix[_CURVES[prop], _CURVES[prop]])
+        return 1.0
 
 
 def _m(matrix: object) -> F64:
@@ -82,81 +106,44 @@ def _new_frame(rest: F64, s: F64) -> F64:
     return np.column_stack([np.cross(y, z), y, z])
 
 
-def _polar_orthogonal(d: F64) -> F64:
-    u, _, vt = np.linalg.svd(d)
-    out: F64 = u @ vt
-    return out
-
-
-def _diagonal(d: F64) -> F64 | None:
-    """D's diagonal when its off-diagonal entries are rounding, else None."""
-    off = d - np.diag(np.diag(d))
-    return np.diag(d).copy() if np.abs(off).max() <= tolerances.SCALE_FIX_AXIS_ALIGNED_RELATIVE * np.abs(d).max() \
-        else None
-
-
 def bone_maps(arm: bpy.types.Object, s: F64) -> dict[str, _BoneMap]:
     """Per bone, how its channels map under the scale ``s`` (3,) (computed from the frames the
     edit will give, so refusals come before any change)."""
-    frames = {}
-    for bone in arm.data.bones:
-        rest = _m(bone.matrix_local)[:3, :3]
-        frames[bone.name] = _new_frame(rest, s).T @ np.diag(s) @ rest
+    frames = {b.name: _new_frame(_m(b.matrix_local)[:3, :3], s).T @ np.diag(s) @ _m(b.matrix_local)[:3, :3]
+              for b in arm.data.bones}
+    mirror = float(np.sign(np.prod(s)))
     out = {}
     for bone in arm.data.bones:
-        d = frames[bone.name]
-        factors = _diagonal(d)
-        signs = np.diag(np.sign(factors)) if factors is not None else _polar_orthogonal(d)
         # Local Location off: the location is along the parent's axes (the armature's for a root).
-        loc = d if bone.use_local_location else (frames[bone.parent.name] if bone.parent else np.diag(s))
-        out[bone.name] = _BoneMap(d, signs, factors, loc, _diagonal(loc))
+        loc = frames[bone.name] if bone.use_local_location else \
+            (frames[bone.parent.name] if bone.parent else np.diag(s))
+        out[bone.name] = _BoneMap(frames[bone.name], loc, mirror)
     return out
 
 
 # ------------------------------------------------------------------ channels and keys
 
-_ROTATIONS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")
 _CURVES = {"bbone_curveinx": 0, "bbone_curveoutx": 0, "bbone_curveinz": 2, "bbone_curveoutz": 2}
 _ROLLS = ("bbone_rollin", "bbone_rollout")
+_PER_AXIS = ("rotation_quaternion", "rotation_axis_angle", "rotation_euler", *_CURVES, *_ROLLS)
 
 
-def _channel_factor(m: _BoneMap, prop: str, index: int) -> float | None:
-    """The factor of one animatable pose-bone channel component, 1.0 if it never changes, None
-    when the component mixes with others (no per-key factor exists)."""
-    det = float(np.linalg.det(m.signs))
-    axis = np.diag(m.signs)
-    aligned = m.factors is not None
-    if prop == "location":
-        return float(m.location_factors[index]) if m.location_factors is not None else None
-    if prop in ("rotation_quaternion", "rotation_axis_angle"):
-        return 1.0 if index == 0 else (det * float(axis[index - 1]) if aligned else None)
-    if prop == "rotation_euler":
-        return det * float(axis[index]) if aligned else None
-    if prop in _CURVES:
-        return float(m.factors[_CURVES[prop]]) if m.factors is not None else None
-    if prop in _ROLLS:
-        return det * float(axis[1]) if aligned else None
-    return 1.0
+def _axis_factor(m: _BoneMap, prop: str, index: int) -> float:
+    factor = m.factor(prop, index)
+    if factor is None:  # only a location mixes; it is mapped by its matrix instead
+        raise AssertionError(f"{prop} has no per-axis factor")
+    return factor
 
 
 def _map_pose_bone(pb: bpy.types.PoseBone, m: _BoneMap) -> None:
-    """The current channels of one pose bone, mapped (also when D is not diagonal)."""
+    """The current channels of one pose bone, mapped."""
     pb.location = Vector((m.location @ _m(pb.location)).tolist())
-    det = float(np.linalg.det(m.signs))
-    q = _m(pb.rotation_quaternion)
-    pb.rotation_quaternion = Quaternion((q[0], *(det * m.signs @ q[1:]).tolist()))
-    aa = _m(pb.rotation_axis_angle)
-    pb.rotation_axis_angle = (aa[0], *(det * m.signs @ aa[1:]).tolist())
-    euler = pb.rotation_euler
-    if m.factors is not None:
-        pb.rotation_euler = Euler((det * np.diag(m.signs) * _m(euler)).tolist(), euler.order)
-    else:
-        turned = m.signs @ _m(euler.to_matrix()) @ m.signs.T
-        pb.rotation_euler = Matrix(turned.tolist()).to_euler(euler.order, euler)
-    for prop in (*_CURVES, *_ROLLS):
-        factor = _channel_factor(m, prop, 0)
-        if factor is not None:
-            setattr(pb, prop, getattr(pb, prop) * factor)
+    for prop in _PER_AXIS:
+        value = getattr(pb, prop)
+        if isinstance(value, float):
+            setattr(pb, prop, value * _axis_factor(m, prop, 0))
+        else:
+            setattr(pb, prop, [v * _axis_factor(m, prop, i) for i, v in enumerate(value)])
 
 
 def _pose_path(path: str) -> tuple[str, str] | None:
@@ -175,43 +162,88 @@ def action_fcurves(action: bpy.types.Action) -> list[bpy.types.FCurve]:
     return list(getattr(action, "fcurves", ()))
 
 
-def _keyed_changes(arm: bpy.types.Object, maps: dict[str, _BoneMap]) -> list[tuple[bpy.types.FCurve, float]]:
-    """The assigned action's pose-bone F-curves that change, with their factor; InputError when
-    one has no factor, an action is shared or NLA strips pose the bones (nothing is changed)."""
-    anim = arm.animation_data
+def _strips(strips: bpy.types.bpy_prop_collection) -> list[bpy.types.NlaStrip]:
+    """NLA strips, meta strips' own strips included."""
+    return [x for strip in strips for x in (strip, *_strips(strip.strips))]
+
+
+def played_actions(obj: bpy.types.Object) -> list[bpy.types.Action]:
+    """The actions ``obj`` plays: the assigned one and those of its NLA strips (glTF imports put
+    every animation in a strip), each once."""
+    anim = obj.animation_data
     if anim is None:
         return []
-    for track in anim.nla_tracks:
-        for strip in track.strips:
-            keyed = [p for fc in action_fcurves(strip.action) if (p := _pose_path(fc.data_path))] \
-                if strip.action else []
-            if keyed:
-                raise InputError(f"'{arm.name}': NLA strip '{strip.name}' plays action '{strip.action.name}', "
-                                 f"which keys bone '{keyed[0][0]}'; the scale fix maps the assigned action only. "
-                                 "Bake or remove the strips, then fix")
-    action = anim.action
-    if action is None:
-        return []
-    others = [o.name for o in bpy.data.objects if o != arm and o.animation_data is not None
-              and o.animation_data.action == action]
-    if others:
-        raise InputError(f"'{arm.name}': action '{action.name}' is also used by {', '.join(others)}; "
-                         "its keys cannot change for one of them. Make it single user, then fix")
-    out = []
-    for fc in action_fcurves(action):
-        parsed = _pose_path(fc.data_path)
-        if parsed is None or parsed[0] not in maps:
+    found = [anim.action] + [s.action for t in anim.nla_tracks for s in _strips(t.strips)]
+    return list({a.name: a for a in found if a is not None}.values())
+
+
+@dataclass
+class _KeyEdits:
+    """What the keys need: a factor per F-curve, or a bone's three location F-curves mixed by a matrix."""
+
+    scaled: list[tuple[bpy.types.FCurve, float]]
+    mixed: list[tuple[list[bpy.types.FCurve], F64]]
+
+
+def _mixable(curves: list[bpy.types.FCurve]) -> bool:
+    """Three F-curves whose keys can be mixed linearly and stay the same curves: keys on the
+    same frames, and every segment linear or constant, or Bezier with free or vector handles
+    on the same frames (Blender recomputes automatic and aligned handles, not linearly)."""
+    keys = [list(fc.keyframe_points) for fc in curves]
+    if len({len(k) for k in keys}) != 1 or len({fc.extrapolation for fc in curves}) != 1:
+        return False
+    for points in zip(*keys, strict=True):
+        if len({(p.co[0], p.interpolation) for p in points}) != 1:
+            return False
+        if points[0].interpolation == "BEZIER" and not all(
+                {p.handle_left_type, p.handle_right_type} <= {"FREE", "VECTOR"} for p in points):
+            return False
+        if len({(p.handle_left[0], p.handle_right[0]) for p in points}) != 1 and points[0].interpolation == "BEZIER":
+            return False
+    return True
+
+
+def _keyed_changes(arm: bpy.types.Object, maps: dict[str, _BoneMap]) -> _KeyEdits:
+    """The pose-bone F-curves of the actions ``arm`` plays that change; InputError when keys cannot
+    follow or another object plays the action (nothing is changed)."""
+    edits = _KeyEdits([], [])
+    for action in played_actions(arm):
+        keyed = [(fc, p) for fc in action_fcurves(action) if (p := _pose_path(fc.data_path)) and p[0] in maps]
+        if not keyed:
             continue
-        bone, prop = parsed
-        factor = _channel_factor(maps[bone], prop, fc.array_index)
-        if factor is None:
-            raise InputError(f"'{arm.name}': action '{action.name}' keys {prop}[{fc.array_index}] of bone "
-                             f"'{bone}', whose rest frame is not aligned with the non-uniform scale, so each "
-                             "key would mix with the other axes' keys. Clear those keys (or apply the scale "
-                             "with the keys baked to locations along the scale's axes), then fix")
-        if factor != 1.0:
-            out.append((fc, factor))
-    return out
+        others = [o.name for o in bpy.data.objects if o != arm and action in played_actions(o)]
+        if others:
+            raise InputError(f"'{arm.name}': action '{action.name}' is also played by {', '.join(others)}; "
+                             "its keys cannot change for one of them. Make it single user, then fix")
+        locations: dict[str, list[bpy.types.FCurve]] = {}
+        for fc, (bone, prop) in keyed:
+            factor = maps[bone].factor(prop, fc.array_index)
+            if prop == "location" and factor is None:
+                locations.setdefault(bone, []).append(fc)
+            elif factor is not None and factor != 1.0:
+                edits.scaled.append((fc, factor))
+        for bone, curves in locations.items():
+            curves.sort(key=lambda fc: fc.array_index)
+            if [fc.array_index for fc in curves] != [0, 1, 2] or not _mixable(curves):
+                raise InputError(
+                    f"'{arm.name}': action '{action.name}' keys the location of bone '{bone}', whose axes the "
+                    "non-uniform scale mixes: its X, Y and Z keys are mixed only when all three are keyed on "
+                    "the same frames with Linear or Constant interpolation (or Free or Vector handles). Set "
+                    "those keys so (or clear them), then fix")
+            edits.mixed.append((curves, maps[bone].location))
+    return edits
+
+
+def _mix_fcurves(curves: list[bpy.types.FCurve], matrix: F64) -> None:
+    """Key values and handle values of three location F-curves, mixed: ``new = matrix @ old``."""
+    for attr in ("co", "handle_left", "handle_right"):
+        old = np.array([[getattr(p, attr)[1] for p in fc.keyframe_points] for fc in curves])
+        new = matrix @ old
+        for fc, row in zip(curves, new, strict=True):
+            for p, value in zip(fc.keyframe_points, row, strict=True):
+                getattr(p, attr)[1] = float(value)
+    for fc in curves:
+        fc.update()
 
 
 def _scale_fcurve(fc: bpy.types.FCurve, factor: float) -> None:
@@ -300,9 +332,7 @@ def _edit_rest(view_layer: bpy.types.ViewLayer, arm: bpy.types.Object, s: F64, m
             eb.bbone_x *= k
             eb.bbone_z *= k
             for prop in (*_CURVES, *_ROLLS):
-                factor = _channel_factor(maps[eb.name], prop, 0)
-                if factor is not None:
-                    setattr(eb, prop, getattr(eb, prop) * factor)
+                setattr(eb, prop, getattr(eb, prop) * _axis_factor(maps[eb.name], prop, 0))
     finally:
         _leave_edit(view_layer, previous, previous_mode)
 
@@ -334,8 +364,10 @@ def apply_armature_scale(context: bpy.types.Context, arm: bpy.types.Object) -> t
     arm.delta_scale = (1.0, 1.0, 1.0)
     for pb in arm.pose.bones:
         _map_pose_bone(pb, maps[pb.name])
-    for fc, factor in keys:
+    for fc, factor in keys.scaled:
         _scale_fcurve(fc, factor)
+    for curves, matrix in keys.mixed:
+        _mix_fcurves(curves, matrix)
     view_layer.update()
 
     # 3. Children: the same world matrix, or (mirrored meshes) the mirror in their data.
@@ -359,8 +391,9 @@ def apply_armature_scale(context: bpy.types.Context, arm: bpy.types.Object) -> t
         view_layer.update()
 
     what = [f"applied scale {s.round(4).tolist()} of '{arm.name}' to its rest pose ({len(maps)} bones)"]
-    if keys:
-        what.append(f"{len(keys)} F-curves of '{arm.animation_data.action.name}' mapped")
+    if keys.scaled or keys.mixed:
+        names = ", ".join(f"'{a.name}'" for a in played_actions(arm))
+        what.append(f"{len(keys.scaled) + 3 * len(keys.mixed)} F-curves of {names} mapped")
     if kept:
         what.append(f"children kept their world transform ({', '.join(kept)})")
     if mirrored:
