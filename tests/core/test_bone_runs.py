@@ -79,3 +79,25 @@ def test_engine_layout_draws_what_the_per_vertex_engine_blend_draws() -> None:
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_allclose(got[~np.isnan(want)], want[~np.isnan(want)], rtol=0, atol=1e-12)
         assert np.isnan(got[100]).all() and np.isnan(got[102]).all() and np.isfinite(got[101]).all()
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_the_blend_split_across_threads_is_the_same_blend(monkeypatch: pytest.MonkeyPatch, threads: str) -> None:
+    """Forced to split (any size), on 1 to 3 threads: bit for bit the result of one thread, and the loop's."""
+    import skin_audit.core.maths.bone_runs as bone_runs
+
+    rng = np.random.default_rng(11)
+    points = rng.normal(size=(500, 3))
+    bones, weights = _table(rng, 500, 4, 13)
+    matrices = rng.normal(size=(13, 4, 4))
+    runs = runs_from_table(bones, weights)
+    gathered = gather_points(runs, points)
+    serial = blend_runs(runs, gathered, matrices)  # 2,000 weights: below PARALLEL_FROM
+    # A blend at other matrices next: numpy may hand its freed buffer to the next blend, so a
+    # block the split leaves unwritten would show these values instead of passing unseen.
+    blend_runs(runs, gathered, np.full((13, 4, 4), 7.0))
+    monkeypatch.setattr(bone_runs, "PARALLEL_FROM", 0)
+    monkeypatch.setenv("SKIN_AUDIT_THREADS", threads)
+    split = blend_runs(runs, gathered, matrices)
+    np.testing.assert_array_equal(split, serial)
+    np.testing.assert_allclose(split.T, _loop(points, bones, weights, matrices), rtol=0, atol=1e-12)

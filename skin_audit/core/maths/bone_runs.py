@@ -18,7 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from .parallel import run_all
+
 F64 = NDArray[np.float64]
+
+#: Weights from which a blend splits its work across threads (below, thread hand-offs cost more).
+PARALLEL_FROM = 200_000
 
 
 @dataclass(frozen=True)
@@ -81,18 +86,35 @@ def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None 
     (3, V) float64, one row per coordinate; vertices without weights get 0.  Non-finite
     matrices reach exactly the vertices weighted to them.
     """
-    n = runs.starts[-1]
+    n = int(runs.starts[-1])
+    w = runs.weight if weight is None else weight
     products = np.empty((3, n))
-    for r, bone in enumerate(runs.bone.tolist()):
-        lo, hi = runs.starts[r], runs.starts[r + 1]
-        if lo == hi:
-            continue
-        block = products[:, lo:hi]
-        np.matmul(matrices[bone, :3, :3], gathered[:, lo:hi], out=block)
-        block += matrices[bone, :3, 3:4]
-    with np.errstate(invalid="ignore", over="ignore"):  # inf * weight stays for the audit to report
-        products *= runs.weight if weight is None else weight
+
+    def product(first: int, stop: int) -> None:
+        for r in range(first, stop):
+            lo, hi = runs.starts[r], runs.starts[r + 1]
+            if lo == hi:
+                continue
+            block = products[:, lo:hi]
+            bone = runs.bone[r]
+            np.matmul(matrices[bone, :3, :3], gathered[:, lo:hi], out=block)
+            block += matrices[bone, :3, 3:4]
+        lo, hi = runs.starts[first], runs.starts[stop]
+        with np.errstate(invalid="ignore", over="ignore"):  # inf * weight stays for the audit to report
+            products[:, lo:hi] *= w[lo:hi]
+
     out = np.empty((3, runs.vertex_count))
-    for axis in range(3):
+
+    def total(axis: int) -> None:
         out[axis] = np.bincount(runs.vertex, products[axis], minlength=runs.vertex_count)
+
+    if n < PARALLEL_FROM:
+        product(0, len(runs.bone))
+        for axis in range(3):
+            total(axis)
+        return out
+    # Two halves of the weights (whole runs), then one coordinate per task.
+    middle = int(np.searchsorted(runs.starts, n // 2))
+    run_all([lambda: product(0, middle), lambda: product(middle, len(runs.bone))])
+    run_all([lambda: total(0), lambda: total(1), lambda: total(2)])
     return out

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Independent blocks of array work on the machine's cores.
+
+numpy releases the GIL inside its array kernels (BLAS products, ``bincount``,
+``take``, ufunc loops), so blocks of one blend run side by side on a thread
+pool.  ``SKIN_AUDIT_THREADS`` caps the threads (1: everything on the calling
+thread, as before).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+#: Threads at most, whatever the machine has: the blends are bound by memory bandwidth.
+MAX_THREADS = 4
+
+_pool: ThreadPoolExecutor | None = None
+
+
+def thread_count() -> int:
+    """Threads a blend may use: ``SKIN_AUDIT_THREADS`` if set, else the cores this process may run on."""
+    setting = os.environ.get("SKIN_AUDIT_THREADS", "").strip()
+    if setting.isdigit() and int(setting) > 0:
+        return min(int(setting), MAX_THREADS)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_THREADS))
+
+
+def run_all(tasks: Sequence[Callable[[], None]]) -> None:
+    """Run ``tasks`` (independent, writing disjoint outputs) and return when all are done.
+
+    The calling thread runs the first task itself; an exception in any task is raised here.
+    """
+    global _pool
+    threads = thread_count()
+    if threads == 1 or len(tasks) <= 1:
+        for task in tasks:
+            task()
+        return
+    if _pool is None or _pool._max_workers < threads - 1:
+        _pool = ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="skin_audit")
+    futures: list[Future[None]] = [_pool.submit(task) for task in tasks[1:]]
+    try:
+        tasks[0]()
+    finally:
+        for future in futures:
+            future.result()
