@@ -98,6 +98,7 @@ def test_the_blend_split_across_threads_is_the_same_blend(monkeypatch: pytest.Mo
     blend_runs(runs, gathered, np.full((13, 4, 4), 7.0))
     monkeypatch.setattr(bone_runs, "PARALLEL_FROM", 0)
     monkeypatch.setenv("SKIN_AUDIT_THREADS", threads)
+    np.testing.assert_array_equal(gather_points(runs, points), gathered)
     split = blend_runs(runs, gathered, matrices)
     np.testing.assert_array_equal(split, serial)
     np.testing.assert_allclose(split.T, _loop(points, bones, weights, matrices), rtol=0, atol=1e-12)

@@ -67,7 +67,17 @@ def runs_from_table(bones: NDArray[np.intp], weights: F64) -> BoneRuns:
 
 def gather_points(runs: BoneRuns, points: F64) -> F64:
     """(3, N) ``points`` laid out in run order, one row per coordinate (computed once per mesh)."""
-    out: F64 = np.take(np.ascontiguousarray(np.asarray(points, dtype=np.float64).T), runs.vertex, axis=1)
+    rows = np.ascontiguousarray(np.asarray(points, dtype=np.float64).T)
+    out: F64 = np.empty((3, len(runs.vertex)))
+
+    def gather(axis: int) -> None:
+        np.take(rows[axis], runs.vertex, out=out[axis])
+
+    if len(runs.vertex) < PARALLEL_FROM:
+        for axis in range(3):
+            gather(axis)
+    else:
+        run_all([lambda: gather(0), lambda: gather(1), lambda: gather(2)])
     return out
 
 
