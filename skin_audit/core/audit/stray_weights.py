@@ -5,6 +5,7 @@ of the mesh (weights bleeding across parts)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,8 @@ FAR_MARGIN = tolerances.STRAY_FAR_MARGIN
 MIN_VERTICES = 8
 #: Vertices closer than this fraction of the mesh size are one point of the surface.
 WELD_RELATIVE = tolerances.STRAY_WELD_RELATIVE
+#: A region made of at most this many ranges of consecutive vertices is read range by range.
+FEW_RANGES = 16
 
 
 def weld_ids(points: F64, tolerance: float) -> NDArray[np.intp]:
@@ -82,6 +85,28 @@ def _column_distance(columns: F64, head: F64, tail: F64) -> F64:
     return total
 
 
+def _percentile_and_max(values: F64, q: float) -> tuple[float, float]:
+    """``np.percentile(values, q)`` (linear, numpy's own arithmetic step by step) and ``values.max()``.
+
+    One partition gives both; np.percentile's general machinery costs more than the
+    partition on the many small groups of a production rig.  NaN anywhere gives NaN.
+    """
+    n = values.size
+    virtual = (n - 1) * (q / 100)  # numpy: get_virtual_index of "linear"
+    lower = math.floor(virtual)
+    upper = lower + 1
+    if virtual >= n - 1:  # numpy takes the last value (indexes -1) and keeps gamma against them
+        lower = upper = -1
+    gamma = virtual - lower
+    part = np.partition(values, sorted({lower % n, upper % n, n - 1}))
+    last = float(part[-1])  # the largest value, or NaN (partition sorts NaN last)
+    if math.isnan(last):
+        return last, last
+    a, b = float(part[lower]), float(part[upper])
+    diff = b - a  # numpy's _lerp
+    return (b - diff * (1 - gamma)) if gamma >= 0.5 else (a + diff * gamma), last
+
+
 @dataclass(frozen=True)
 class StrayGroup:
     group: int
@@ -125,9 +150,8 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
         worst = 0.0
         if idx.size >= MIN_VERTICES:
             d = _column_distance(np.take(columns, idx, axis=1), heads[bone], tails[bone])
-            limit = FAR_FACTOR * float(np.percentile(d, 90)) + FAR_MARGIN * size
-            far = idx[d > limit]
-            worst = float(d.max())
+            reach, worst = _percentile_and_max(d, 90)
+            far = idx[d > FAR_FACTOR * reach + FAR_MARGIN * size]
         region_nodes, node_of = weld.region_nodes(idx)
         run, a, b = graph.region(region_nodes, start)
         ends_lo.append(a)
@@ -307,12 +331,20 @@ class _Graph:
         first = np.flatnonzero(np.concatenate(([True], ~consecutive)))
         last = np.append(first[1:], nodes.size) - 1
         begin, end = self.indptr[nodes[first]], self.indptr[nodes[last] + 1]
-        length = end - begin
-        stop = np.cumsum(length)
-        slots = np.arange(int(stop[-1])) + np.repeat(begin - (stop - length), length)
-        self.local[nodes] = run
-        a = self.local[self.owner[slots]]
-        b = self.local[self.forward[slots]]
+        if first.size <= FEW_RANGES:  # slices: copies and views instead of scatters and gathers
+            for f, l_ in zip(first.tolist(), last.tolist(), strict=True):
+                self.local[nodes[f]:nodes[l_] + 1] = run[f:l_ + 1]
+            pieces = [(self.owner[i:j], self.forward[i:j]) for i, j in zip(begin.tolist(), end.tolist(), strict=True)]
+            owner = pieces[0][0] if len(pieces) == 1 else np.concatenate([o for o, _ in pieces])
+            forward = pieces[0][1] if len(pieces) == 1 else np.concatenate([f for _, f in pieces])
+        else:
+            length = end - begin
+            stop = np.cumsum(length)
+            slots = np.arange(int(stop[-1])) + np.repeat(begin - (stop - length), length)
+            self.local[nodes] = run
+            owner, forward = self.owner[slots], self.forward[slots]
+        a = self.local[owner]
+        b = self.local[forward]
         self.local[nodes] = -1
         keep = b > a  # the far end inside the region (outside is -1), in another run
         keep[1:] &= (a[1:] != a[:-1]) | (b[1:] != b[:-1])

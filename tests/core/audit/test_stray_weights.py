@@ -21,6 +21,7 @@ from skin_audit.core.audit.stray_weights import (
     FAR_MARGIN,
     MIN_VERTICES,
     WELD_RELATIVE,
+    _percentile_and_max,
     find_stray_weights,
     segment_distance,
 )
@@ -229,3 +230,18 @@ def test_segment_distance_bit_for_bit():
             t = np.zeros(n) if length2 == 0.0 else np.clip((points - a) @ axis / length2, 0.0, 1.0)
             expected = np.linalg.norm(points - (a + t[:, None] * axis), axis=1)
             assert np.array_equal(segment_distance(points, a, b), expected)
+
+
+def test_percentile_and_max_bit_for_bit():
+    """The partition-based percentile returns np.percentile's own float, ties, NaN and all."""
+    rng = np.random.default_rng(11)
+    for n in list(range(1, 40)) + [99, 100, 101, 1000, 62463]:
+        for values in (rng.random(n), rng.integers(0, 5, n).astype(np.float64), np.exp(rng.normal(0, 20, n))):
+            for q in (90, 50, 0, 100, 37.5):
+                got = _percentile_and_max(values, q)
+                assert got == (float(np.percentile(values, q)), float(values.max())), (n, q)
+        if n > 2:
+            values = rng.random(n)
+            values[rng.integers(n)] = np.nan
+            got = _percentile_and_max(values, 90)
+            assert np.isnan(got[0]) and np.isnan(got[1]) and np.isnan(np.percentile(values, 90))
