@@ -152,3 +152,49 @@ def test_fix_negative_armature_scale_keeps_the_meshes_in_place(bpy, mirrored_ble
     before, after = _world_results(bpy, mirrored_blend), _world_results(bpy, out)
     for key, points in before.items():
         assert np.abs(after[key] - points).max() < SAME, key
+
+
+def glb_windings(path: Path) -> dict[str, tuple[int, int]]:
+    """Per mesh of a .glb: (triangles wound with their stored normals, triangles wound against them),
+    read from the file's own buffers (what an engine draws; a skinned mesh's node transform is ignored)."""
+    import struct
+
+    data = path.read_bytes()
+    size = struct.unpack_from("<I", data, 12)[0]
+    doc = json.loads(data[20:20 + size])
+    blob = data[20 + size + 8:]
+
+    def accessor(i: int) -> np.ndarray:
+        a = doc["accessors"][i]
+        view = doc["bufferViews"][a["bufferView"]]
+        dtype = {5126: np.float32, 5125: np.uint32, 5123: np.uint16, 5121: np.uint8}[a["componentType"]]
+        width = {"SCALAR": 1, "VEC3": 3}[a["type"]]
+        flat = np.frombuffer(blob, dtype=dtype, count=a["count"] * width,
+                             offset=view.get("byteOffset", 0) + a.get("byteOffset", 0))
+        return flat.reshape(a["count"], width).astype(np.float64)
+
+    out = {}
+    for mesh in doc["meshes"]:
+        for prim in mesh["primitives"]:
+            pos, nor = accessor(prim["attributes"]["POSITION"]), accessor(prim["attributes"]["NORMAL"])
+            tri = accessor(prim["indices"]).astype(np.intp).reshape(-1, 3)
+            wound = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
+            dot = np.einsum("ij,ij->i", wound, nor[tri].mean(axis=1))
+            out[mesh["name"]] = (int((dot > 0).sum()), int((dot < 0).sum()))
+    return out
+
+
+def test_fix_negative_armature_scale_exports_outward_faces(bpy, mirrored_blend, tmp_path):
+    """Blender's glTF exporter bakes a mirrored mesh into the file without flipping its faces:
+    exported as it is, the mirrored rig is inside out; the fixed copy is not."""
+    from skin_audit.blender.fix.files import save_copy
+
+    bpy.ops.wm.open_mainfile(filepath=str(mirrored_blend))
+    save_copy(tmp_path / "as_is.glb")
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    assert glb_windings(tmp_path / "as_is.glb")["Body"] == (0, 128)
+    out = tmp_path / "fixed.glb"
+    result = skin_audit("fix", str(mirrored_blend), "--code", "negative-armature-scale", "--out", str(out),
+                        "--fail-on", "never")
+    assert result.returncode == 0, result.stderr
+    assert glb_windings(out)["Body"] == (128, 0)
