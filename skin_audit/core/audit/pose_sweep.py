@@ -20,11 +20,12 @@ from numpy.typing import NDArray
 
 from .. import tolerances
 from ..maths.affine import rotation
-from ..maths.bbone import rig_pose_segments, vertex_matrices
-from ..maths.collapse import Columns, blended_linear, dqs_rotation_measures, squash_measures
-from .armature_modifier import accumulate_dual, to_armature
+from ..maths.bbone import bbone_deform_matrices, rig_pose_segments, vertex_segments
+from ..maths.collapse import Columns, dqs_rotation_measures
+from ..maths.small_svd import smallest_singular_and_det
+from .armature_modifier import accumulate_dual
 from .skinned_mesh import SkinnedMesh
-from .stress_poses import posed_channels
+from .stress_poses import turned_channels
 
 F64 = NDArray[np.float64]
 
@@ -89,9 +90,14 @@ def is_moderate(pose: SweepPose) -> bool:
 
 def pose_channel(mesh: SkinnedMesh, pose: SweepPose) -> F64:
     """(J, 4, 4) skinning matrices with only ``pose.bone`` turned, through the hierarchy."""
-    local = np.broadcast_to(np.eye(4), mesh.bones.rest.shape).copy()
-    local[pose.bone] = rotation(pose.axis, np.radians(pose.degrees))
-    return posed_channels(mesh.bones, local, moved=(pose.bone,))
+    out: F64 = _bone_channels(mesh, [pose])[0]
+    return out
+
+
+def _bone_channels(mesh: SkinnedMesh, poses: Sequence[SweepPose]) -> F64:
+    """(P, J, 4, 4) ``pose_channel`` of several poses of the same bone, in one walk of its subtree."""
+    rotations = np.array([rotation(p.axis, np.radians(p.degrees)) for p in poses])
+    return turned_channels(mesh.bones, poses[0].bone, rotations)
 
 
 def _keep_lower(best: F64, best_pose: NDArray[np.intp], index: NDArray[np.intp], values: F64,
@@ -126,7 +132,9 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     whatever the axis, so each pose is exact in closed form and the three axes
     tie exactly (the twist, evaluated first, is named).  A dual-quaternion
     blend of rigid transforms is a rotation: its measure is 1.  A bone whose
-    poses give any other linear part is evaluated numerically.
+    poses give any other linear part, or bend a B-Bone, is evaluated numerically
+    (``_numeric_bone``), and the dual-quaternion measure of its vertices is taken
+    once at the end, at each vertex's worst pose (``_dqs_at_worst``).
     """
     # A sweep pose turns one bone from rest: the rest of the pose, B-Bone pose properties
     # included, is cleared, as Blender's spot checks clear it on their sandbox copies.
@@ -141,27 +149,26 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     by_bone: dict[int, list[int]] = {}
     for k, p in enumerate(poses):
         by_bone.setdefault(p.bone, []).append(k)
+    shared = _Shared(mesh)
+    forest = _InheritForest(mesh, nonzero)
     for bone, pose_ids in by_bone.items():
         lin = pose_channel(mesh, poses[pose_ids[0]])[:, :3, :3]
         is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
         is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
         bent = _bent_bbones(mesh, is_r)
         if not (is_i | is_r).all() or bent:
-            per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, r, bent)
+            per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, r, bent, shared)
+            shared.numeric.add(bone)
             continue
-        turned = is_r[table.bones] & nonzero
-        other = ~turned & nonzero
-        # Only vertices weighted both to turned bones and to others change shape.  (Slot by slot:
-        # any(axis=1) over a short axis is ~10x slower.)
-        has_turned, has_other = turned[:, 0].copy(), other[:, 0].copy()
-        for slot in range(1, turned.shape[1]):
-            has_turned |= turned[:, slot]
-            has_other |= other[:, slot]
-        index = np.flatnonzero(has_turned & has_other)
+        if np.array_equal(is_r, forest.turns(bone)):
+            index = forest.vertices(bone)  # those blending bones this turn moves and bones it does not
+        else:  # (a linear part matched by accident: scan every vertex)
+            index = _blending_turned(is_r[table.bones] & nonzero, nonzero)
         if index.size == 0:
             per_bone[bone] = 1.0
             continue
-        within = np.where(turned[index], table.weights[index], 0.0).sum(axis=1)
+        turned = is_r[table.bones[index]] & nonzero[index]
+        within = np.where(turned, table.weights[index], 0.0).sum(axis=1)
         f = within / total[index]
         still = total[index] <= tolerances.BLENDER_MIN_CONTRIB  # Blender does not move them
         bone_worst = 1.0
@@ -179,12 +186,114 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
             modulus[still] = 1.0
             sv = np.minimum(modulus, 1.0)
             d = modulus * modulus
-            better = r.update(index, k, sv, d, moderate)
-            r.dqs_smallest[index[better]] = 1.0
+            # (Where this pose is a vertex's worst, its DQS measure is 1: dqs_smallest's start value.)
+            r.update(index, k, sv, d, moderate)
             bone_worst = min(bone_worst, float(sv.min()))
         per_bone[bone] = bone_worst
+    _dqs_at_worst(mesh, poses, r, shared.numeric)
     return SweepResult(tuple(poses), r.smallest, r.det, r.worst, r.det_pose, r.dqs_smallest, r.moderate_smallest,
                        r.moderate_det, r.moderate_pose, r.moderate_det_pose, per_bone)
+
+
+def _blending_turned(turned: NDArray[np.bool_], nonzero: NDArray[np.bool_]) -> NDArray[np.intp]:
+    """Vertices (rows of the influence table) weighted both to a turned bone and to another."""
+    other = ~turned & nonzero
+    # Slot by slot: any(axis=1) over a short axis is ~10x slower.
+    has_turned, has_other = turned[:, 0].copy(), other[:, 0].copy()
+    for slot in range(1, turned.shape[1]):
+        has_turned |= turned[:, slot]
+        has_other |= other[:, slot]
+    return np.flatnonzero(has_turned & has_other)
+
+
+class _InheritForest:
+    """Which vertices each sweep bone's turn changes, for every bone at once, in time linear in
+    the weights and the depth of the rig (not weights x bones).
+
+    Turning bone ``b`` turns ``b`` and every bone that inherits rotation from a bone it turns:
+    ``b``'s subtree in the forest whose links are the inheriting parent links.  A vertex changes
+    shape under ``b`` when some of its bones are in that subtree and some are not, i.e. when ``b``
+    lies on the way up from one of its bones but is not above all of them.  Walking up from every
+    (vertex, bone) pair until the node is above all of the vertex's bones lists exactly those.
+    """
+
+    def __init__(self, mesh: SkinnedMesh, nonzero: NDArray[np.bool_]) -> None:
+        bones = mesh.bones
+        j = len(bones.parents)
+        parents = np.asarray(bones.parents, dtype=np.intp)
+        inherits = bones.inherit_rotation if len(bones.inherit_rotation) else np.ones(j, dtype=bool)
+        up = np.where(inherits & (parents >= 0), parents, -1)
+        # Depth-first entry and exit times: a is at or above b iff tin[a] <= tin[b] < tout[a].
+        children: list[list[int]] = [[] for _ in range(j)]
+        for c in range(j):
+            if up[c] >= 0:
+                children[up[c]].append(c)
+        tin = np.zeros(j, dtype=np.intp)
+        tout = np.zeros(j, dtype=np.intp)
+        clock = 0
+        for root in np.flatnonzero(up < 0):
+            stack = [(int(root), False)]
+            while stack:
+                here, done = stack.pop()
+                if done:
+                    tout[here] = clock
+                    continue
+                tin[here] = clock
+                clock += 1
+                stack.append((here, True))
+                stack.extend((c, False) for c in reversed(children[here]))
+        self.tin, self.tout = tin, tout
+        table = mesh.influence_table
+        slots = table.bones.shape[1]
+        # Each vertex's bones as entry times, one array per slot (empty slots: -1, below no bone).
+        times = [np.where(nonzero[:, k], tin[table.bones[:, k]], -1) for k in range(slots)]
+        found_v: list[NDArray[np.intp]] = []
+        found_b: list[NDArray[np.intp]] = []
+        for k in range(slots):
+            # Walk up from slot k's bone.  A node is listed from the first slot whose bone is
+            # below it only, so no (vertex, bone) pair comes twice.
+            vert: NDArray[np.intp] | None = None  # None: every vertex (the first step, no gathers)
+            node = table.bones[:, k]
+            live: NDArray[np.bool_] = nonzero[:, k]
+            while True:
+                lo, hi = tin[node], tout[node]
+                above_all = np.ones(len(node), dtype=np.bool_)
+                first = live.copy()
+                for other, t_all in enumerate(times):  # (slot by slot: a short axis=1 is slow)
+                    t = t_all if vert is None else t_all[vert]
+                    below = (lo <= t) & (t < hi)
+                    above_all &= below | (t < 0)
+                    if other < k:
+                        first &= ~below
+                changes = live & ~above_all
+                at = np.flatnonzero(changes)
+                vert = at if vert is None else vert[at]
+                node = node[at]
+                emit = first[at]
+                found_v.append(vert[emit])
+                found_b.append(node[emit])
+                node = up[node]
+                alive = node >= 0
+                vert, node = vert[alive], node[alive]
+                if vert.size == 0:
+                    break
+                live = np.ones(vert.size, dtype=np.bool_)
+        verts = np.concatenate(found_v) if found_v else np.zeros(0, dtype=np.intp)
+        by = np.concatenate(found_b) if found_b else np.zeros(0, dtype=np.intp)
+        # Grouped by bone (a stable radix sort on small integers); each group in walk order.
+        order = np.argsort(by.astype(np.int32 if j >= 2**15 else np.int16), kind="stable")
+        self._verts = verts[order]
+        self._starts = np.searchsorted(by[order], np.arange(j + 1))
+
+    def turns(self, bone: int) -> NDArray[np.bool_]:
+        """(J,) the bones a turn of ``bone`` turns."""
+        out: NDArray[np.bool_] = (self.tin[bone] <= self.tin) & (self.tin < self.tout[bone])
+        return out
+
+    def vertices(self, bone: int) -> NDArray[np.intp]:
+        """The vertices (each once) weighted both to bones a turn of ``bone`` turns and to others."""
+        out: NDArray[np.intp] = self._verts[self._starts[bone]:self._starts[bone + 1]]
+        return out
 
 
 class _SweepArrays:
@@ -229,57 +338,138 @@ def _bent_bbones(mesh: SkinnedMesh, turned: NDArray[np.bool_]) -> set[int]:
     return out
 
 
-def _bbone_linear(mesh: SkinnedMesh, local_cols: Columns, co: F64, channel: F64, bent: AbstractSet[int],
-                  linear: F64) -> None:
-    """Replace each bent B-Bone column's ``w C_j`` in ``linear`` by its per-vertex segment blend."""
-    bbones = mesh.bones.bbones
-    for j, idx, w in local_cols:
-        if j not in bent:
-            continue
-        rb = bbones[j]
-        assert rb is not None
-        segments = rig_pose_segments(rb, j, channel, mesh.bones.rest)
-        per_vertex = vertex_matrices(co[idx], rb.spline, channel[j], rb.rest_segments, segments)[:, :3, :3]
-        linear[idx] += w[:, None, None] * (per_vertex - channel[j, :3, :3])
+class _Shared:
+    """What every numeric bone of one sweep reads: rest data, built once, on first use."""
+
+    def __init__(self, mesh: SkinnedMesh) -> None:
+        self.mesh = mesh
+        flat = mesh.flat_columns
+        #: Bone of each weight of ``flat_columns``.
+        self.entry_bone = np.repeat(flat.bones, np.diff(flat.starts))
+        self._segments: dict[int, tuple[NDArray[np.intp], F64, NDArray[np.intp], F64]] = {}
+        #: Bones evaluated numerically (their vertices' DQS measures are taken at the end).
+        self.numeric: set[int] = set()
+
+    def bbone_column(self, j: int) -> tuple[NDArray[np.intp], F64, NDArray[np.intp], F64]:
+        """B-Bone ``j``'s weighted vertices, weights, and their segment and blend (rest data)."""
+        hit = self._segments.get(j)
+        if hit is None:
+            mesh = self.mesh
+            rb = mesh.bones.bbones[j]
+            assert rb is not None
+            idx, w = next((idx, w) for b, idx, w in mesh.deform_columns if b == j)
+            seg, blend = vertex_segments(mesh.rest_armature[idx], rb.spline, rb.rest_segments)
+            hit = self._segments[j] = (idx, w, seg, blend)
+        return hit
 
 
 def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], r: _SweepArrays,
-                  bent: AbstractSet[int] = frozenset()) -> float:
-    """One bone's poses evaluated numerically (blended 3x3, SVD); returns the bone's worst value.
+                  bent: AbstractSet[int], shared: _Shared) -> float:
+    """One bone's poses evaluated numerically (blended 3x3, smallest singular value); returns the
+    bone's worst value.
 
-    Vertices on a B-Bone the pose bends are measured with its segments' per-vertex blend.
+    Bones whose linear parts agree at every pose of this bone form a class; a vertex changes
+    shape when it blends two classes or sits on a B-Bone the poses bend.  Its blended 3x3 is
+    ``sum_c F_c L_c + sum_bent w_j ((1 - b) D_j[i] + b D_j[i + 1])``: its weight per class times
+    the class's linear part, plus each bent B-Bone's segment blend (segment ``i`` and blend ``b``
+    computed once per B-Bone, the joints' deform matrices ``D_j`` once per pose).
     """
-    columns = mesh.deform_columns
+    flat = mesh.flat_columns
     v = mesh.vertex_count
-    channel0 = pose_channel(mesh, poses[pose_ids[0]])
-    _, motion_class = np.unique(np.round(channel0.reshape(len(channel0), 16), 9), axis=0, return_inverse=True)
-    motion_class = motion_class.reshape(-1)
-    classes_hit = np.zeros((int(motion_class.max()) + 1, v), dtype=bool)
-    for b, idx, _ in columns:
-        classes_hit[motion_class[b], idx] = True
-    changing = classes_hit.sum(axis=0) >= 2
-    for b, idx, _ in columns:
-        if b in bent:
-            changing[idx] = True
+    channels = _bone_channels(mesh, [poses[k] for k in pose_ids])
+    lin = channels[:, :, :3, :3]
+    used = np.unique(flat.bones)
+    key = np.round(lin[:, used].transpose(1, 0, 2, 3).reshape(len(used), -1), 9)
+    _, cls = np.unique(key, axis=0, return_inverse=True)
+    cls = cls.reshape(-1)
+    classes = int(cls.max()) + 1
+    class_of = np.full(len(lin[0]), -1, dtype=np.intp)
+    class_of[used] = cls
+    representative = np.empty(classes, dtype=np.intp)
+    representative[cls] = used
+    entry_class = class_of[shared.entry_bone]
+    hit = np.zeros((classes, v), dtype=bool)
+    hit[entry_class, flat.vertex] = True
+    changing = hit.sum(axis=0) >= 2
+    on_bent = np.isin(shared.entry_bone, np.fromiter(bent, dtype=np.intp, count=len(bent)))
+    changing[flat.vertex[on_bent]] = True
     index = np.flatnonzero(changing)
     if index.size == 0:
         return 1.0
-    sub = _restrict(columns, np.isin(np.arange(v), index))
+    n = index.size
     remap = np.full(v, -1, dtype=np.intp)
-    remap[index] = np.arange(index.size)
-    local_cols = [(b, remap[idx], w) for b, idx, w in sub]
-    co = to_armature(mesh)[index]
+    remap[index] = np.arange(n)
+    plain = changing[flat.vertex] & ~on_bent
+    per_class = np.bincount(remap[flat.vertex[plain]] * classes + entry_class[plain], flat.weight[plain],
+                            minlength=n * classes).reshape(n, classes)
+    contrib = flat.contrib[index]
+    bbones = mesh.bones.bbones
+    bent_columns = []
+    for j in sorted(bent):
+        idx, w, seg, blend = shared.bbone_column(j)
+        bent_columns.append((j, remap[idx], w[:, None] * (1.0 - blend)[:, None], w[:, None] * blend[:, None], seg))
+    moved = contrib > tolerances.BLENDER_MIN_CONTRIB
+    scale = 1.0 / np.where(moved, contrib, 1.0)
     bone_worst = 1.0
-    for k in pose_ids:
-        channel = pose_channel(mesh, poses[k])
-        linear, contrib = blended_linear(local_cols, channel, index.size)
-        if bent:
-            _bbone_linear(mesh, local_cols, co, channel, bent, linear)
-        s, d = squash_measures(linear, contrib)
-        better = r.update(index, k, s, d, is_moderate(poses[k]))
-        bone_worst = min(bone_worst, float(s.min()))
-        if better.any():
-            posed = mesh.with_channel(channel)
-            dual = accumulate_dual(co, local_cols, posed)
-            r.dqs_smallest[index[better]] = dqs_rotation_measures(dual.real[better])[0]
+    seen: set[tuple[str, float, bool]] = set()
+    for p, k in enumerate(pose_ids):
+        moderate = is_moderate(poses[k])
+        # +180 and -180 about one axis are one rotation: the first (as sorted) is measured and named.
+        same = (poses[k].axis, (poses[k].degrees + 180.0) % 360.0, moderate)
+        if same in seen:
+            continue
+        seen.add(same)
+        # nc,ck->nk: each vertex's weight per class times the class's linear part (9 numbers).
+        linear = per_class @ lin[p, representative].reshape(classes, 9)
+        for j, local, w_in, w_out, seg in bent_columns:
+            rb = bbones[j]
+            assert rb is not None
+            joints = rig_pose_segments(rb, j, channels[p], mesh.bones.rest)
+            deform = bbone_deform_matrices(rb.spline.rest, channels[p, j], rb.rest_segments, joints)
+            d9 = deform[:, :3, :3].reshape(-1, 9)
+            linear[local] += w_in * d9[seg] + w_out * d9[seg + 1]
+        smallest, det = smallest_singular_and_det(linear * scale[:, None])
+        smallest[~moved] = 1.0  # Blender does not move them
+        det[~moved] = 1.0
+        r.update(index, k, smallest, det, moderate)
+        bone_worst = min(bone_worst, float(smallest.min()))
     return bone_worst
+
+
+def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays, numeric: set[int]) -> None:
+    """The DQS measure of every vertex whose worst LBS pose turns a numerically evaluated bone, at that
+    pose (the only pose the result keeps it for): one dual-quaternion blend per such pose, over its
+    vertices only."""
+    if not numeric:
+        return
+    pose_bone = np.array([p.bone for p in poses], dtype=np.intp)
+    numeric_pose = np.isin(pose_bone, np.fromiter(numeric, dtype=np.intp, count=len(numeric)))
+    has = r.worst >= 0
+    verts = np.flatnonzero(has)
+    verts = verts[numeric_pose[r.worst[verts]]]
+    if verts.size == 0:
+        return
+    flat = mesh.flat_columns
+    v = mesh.vertex_count
+    co = mesh.rest_armature
+    worst = r.worst[verts]
+    order = np.argsort(worst, kind="stable")
+    verts, worst = verts[order], worst[order]
+    cuts = np.flatnonzero(np.diff(worst)) + 1
+    for group in np.split(np.arange(verts.size), cuts):
+        k = int(worst[group[0]])
+        vs = verts[group]  # ascending: np.argsort is stable and verts was sorted
+        keep = np.zeros(v, dtype=bool)
+        keep[vs] = True
+        remap = np.full(v, -1, dtype=np.intp)
+        remap[vs] = np.arange(vs.size)
+        inside = keep[flat.vertex]
+        local_cols: Columns = []
+        for c, bone in enumerate(flat.bones):
+            lo, hi = flat.starts[c], flat.starts[c + 1]
+            sel = inside[lo:hi]
+            if sel.any():
+                local_cols.append((int(bone), remap[flat.vertex[lo:hi][sel]], flat.weight[lo:hi][sel]))
+        posed = mesh.with_channel(pose_channel(mesh, poses[k]))
+        dual = accumulate_dual(co[vs], local_cols, posed)
+        r.dqs_smallest[vs] = dqs_rotation_measures(dual.real)[0]

@@ -80,6 +80,49 @@ def _subtree_channels(bones: Bones, local_rotations: F64, moved: Sequence[int]) 
     return out
 
 
+def turned_channels(bones: Bones, bone: int, rotations: F64) -> F64:
+    """Skinning matrices of several poses that each turn ``bone`` alone, in one walk of its subtree.
+
+    Pose ``p`` is ``posed_channels(bones, local, moved=(bone,))`` with ``local[bone] = rotations[p]``
+    (the same products, batched over the poses).
+
+    Parameters
+    ----------
+    bones : Bones
+    bone : the turned bone's index
+    rotations : (P, 4, 4) float64, its rotation about its head in its rest frame, per pose
+
+    Returns
+    -------
+    (P, J, 4, 4) float64, ``G_j B_j^-1`` per pose; the identity outside ``bone``'s subtree
+    """
+    rotations = np.asarray(rotations, dtype=np.float64)
+    rest = bones.rest
+    inherits = bones.inherit_rotation if len(bones.inherit_rotation) else np.ones(len(rest), dtype=bool)
+    affected = np.zeros(len(rest), dtype=bool)
+    affected[bone] = True
+    world = np.broadcast_to(rest, (len(rotations), *rest.shape)).copy()
+    out = np.broadcast_to(np.eye(4), world.shape).copy()
+    local = bones.local_rest
+    for j in bones.walk.order:
+        p = bones.parents[j]
+        if not affected[j]:
+            if p < 0 or not affected[p]:
+                continue
+            affected[j] = True
+        w = (local[j] if p < 0 else world[:, p] @ local[j])
+        if j == bone:
+            w = w @ rotations
+            if p >= 0 and not inherits[j]:
+                w[:, :3, :3] = (rest[j] @ rotations)[:, :3, :3]
+        elif p >= 0 and not inherits[j]:
+            w = w.copy()
+            w[:, :3, :3] = rest[j, :3, :3]
+        world[:, j] = w
+        out[:, j] = w @ bones.rest_inverse[j]
+    return out
+
+
 def standard_poses(bones: Bones, degrees: float, only: NDArray[np.bool_] | None = None) -> list[StressPose]:
     """Every bone (or those in ``only``) bent about X, twisted about Y, bent about Z by ``degrees``."""
     mask = bones.use_deform if only is None else only

@@ -33,6 +33,7 @@ Everything here is stateless and works on arrays; ``BBoneSpline`` and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -185,9 +186,11 @@ def _inv(m: F64) -> F64:
     """
     a = m[..., :3, :3]
     c0, c1, c2 = a[..., :, 0], a[..., :, 1], a[..., :, 2]
-    r0, r1, r2 = np.cross(c1, c2), np.cross(c2, c0), np.cross(c0, c1)
-    det = np.sum(c0 * r0, axis=-1)[..., None, None]
-    inv3 = np.stack([r0, r1, r2], axis=-2) / det
+    inv3 = np.empty(a.shape)
+    r0 = _cross(c1, c2, inv3[..., 0, :])
+    _cross(c2, c0, inv3[..., 1, :])
+    _cross(c0, c1, inv3[..., 2, :])
+    inv3 /= np.sum(c0 * r0, axis=-1)[..., None, None]
     if m.shape[-1] == 3:
         out3: F64 = inv3
         return out3
@@ -199,6 +202,17 @@ def _inv(m: F64) -> F64:
     return out
 
 
+def _cross(a: F64, b: F64, out: F64 | None = None) -> F64:
+    """``np.cross`` of (..., 3) vectors, the same products, without its axis shuffling (it dominated
+    the small-matrix maths here)."""
+    if out is None:
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
+
+
 def _apply(m: F64, p: F64) -> F64:
     out: F64 = m[:3, :3] @ p + m[:3, 3]
     return out
@@ -206,27 +220,38 @@ def _apply(m: F64, p: F64) -> F64:
 
 def vec_roll_to_mat3(vec: ArrayLike, roll: float) -> F64:
     """(3, 3) rotation taking +Y to ``vec`` (normalised), then rolled about it (Blender's own)."""
-    v = np.asarray(vec, dtype=np.float64)
-    x, y, z = v / np.linalg.norm(v)
+    out: F64 = _vec_roll_to_mat3s(np.asarray(vec, dtype=np.float64)[None], np.array([float(roll)]))[0]
+    return out
+
+
+def _vec_roll_to_mat3s(vec: F64, roll: F64) -> F64:
+    """(N, 3, 3) ``vec_roll_to_mat3`` over (N, 3) directions and (N,) rolls, Blender's branches."""
+    v = vec / np.sqrt(np.sum(vec * vec, axis=1))[:, None]
+    x, y, z = v[:, 0], v[:, 1], v[:, 2]
     safe, critical = 6.1e-3, 2.5e-4
     theta = 1.0 + y
     theta_alt = x * x + z * z
-    b = np.eye(3)
-    if theta > safe or theta_alt > critical * critical:
-        if theta <= safe:
-            # Close to -Y, 1 + y loses precision; use the series of sqrt in x and z.
-            theta = theta_alt * 0.5 + theta_alt * theta_alt * 0.125
-        b = np.array([
-            [1.0 - x * x / theta, x, -x * z / theta],
-            [-x, y, -z],
-            [-x * z / theta, z, 1.0 - z * z / theta],
-        ])
-    else:
-        b[0, 0] = b[1, 1] = -1.0
-    n = np.array([x, y, z])
+    general = (theta > safe) | (theta_alt > critical * critical)
+    # Close to -Y, 1 + y loses precision; use the series of sqrt in x and z.
+    theta = np.where(theta <= safe, theta_alt * 0.5 + theta_alt * theta_alt * 0.125, theta)
+    theta = np.where(general, theta, 1.0)  # (the other branch does not divide)
+    b = np.empty((len(v), 3, 3))
+    b[:, 0, 0], b[:, 0, 1], b[:, 0, 2] = 1.0 - x * x / theta, x, -x * z / theta
+    b[:, 1, 0], b[:, 1, 1], b[:, 1, 2] = -x, y, -z
+    b[:, 2, 0], b[:, 2, 1], b[:, 2, 2] = -x * z / theta, z, 1.0 - z * z / theta
+    b[~general] = np.diag([-1.0, -1.0, 1.0])
+    # Roll about the direction (Rodrigues): c I + s [n]x + (1 - c) n n^T.
     c, s = np.cos(roll), np.sin(roll)
-    k = np.array([[0.0, -n[2], n[1]], [n[2], 0.0, -n[0]], [-n[1], n[0], 0.0]])
-    rot = c * np.eye(3) + s * k + (1.0 - c) * np.outer(n, n)
+    rot = (1.0 - c)[:, None, None] * v[:, :, None] * v[:, None, :]
+    rot[:, 0, 0] += c
+    rot[:, 1, 1] += c
+    rot[:, 2, 2] += c
+    rot[:, 0, 1] -= s * z
+    rot[:, 0, 2] += s * y
+    rot[:, 1, 0] += s * z
+    rot[:, 1, 2] -= s * x
+    rot[:, 2, 0] -= s * y
+    rot[:, 2, 1] += s * x
     out: F64 = rot @ b
     return out
 
@@ -240,9 +265,64 @@ def _mat3_to_quat(m: F64) -> F64:
 def mat3_vec_to_roll(mat: ArrayLike, vec: ArrayLike) -> float:
     """Roll of ``mat`` about ``vec``: the twist about Y of ``inv(vec_roll_to_mat3(vec, 0)) @ mat``."""
     m = np.asarray(mat, dtype=np.float64)[:3, :3]
-    rollmat = _inv(vec_roll_to_mat3(vec, 0.0)) @ m
-    q = _mat3_to_quat(rollmat)
-    return float(2.0 * np.arctan2(q[2], q[0]))
+    # vec_roll_to_mat3(vec, 0) is a rotation: its inverse is its transpose.
+    rollmat = _vec_to_mat3(vec).T @ m
+    return _roll_of(rollmat)
+
+
+def _vec_to_mat3(vec: ArrayLike) -> F64:
+    """``vec_roll_to_mat3(vec, 0)`` for one direction, in scalars (the same branches)."""
+    x, y, z = (float(c) for c in np.asarray(vec, dtype=np.float64))
+    n = math.sqrt(x * x + y * y + z * z)
+    x, y, z = x / n, y / n, z / n
+    safe, critical = 6.1e-3, 2.5e-4
+    theta = 1.0 + y
+    theta_alt = x * x + z * z
+    if theta > safe or theta_alt > critical * critical:
+        if theta <= safe:
+            theta = theta_alt * 0.5 + theta_alt * theta_alt * 0.125
+        return np.array([[1.0 - x * x / theta, x, -x * z / theta], [-x, y, -z],
+                         [-x * z / theta, z, 1.0 - z * z / theta]])
+    return np.diag([-1.0, -1.0, 1.0])
+
+
+def _roll_of(m: F64) -> float:
+    """``2 atan2(q_y, q_w)`` of Blender's mat3_to_quat(m), for one (3, 3) matrix, in scalars
+    (numpy's per-call cost on 3-vectors dominated the B-Bone curve)."""
+    cols = [[float(m[0, c]), float(m[1, c]), float(m[2, c])] for c in range(3)]
+    for col in cols:
+        n = math.sqrt(col[0] * col[0] + col[1] * col[1] + col[2] * col[2])
+        col[0], col[1], col[2] = col[0] / n, col[1] / n, col[2] / n
+    (a0, a1, a2), (b0, b1, b2), (c0, c1, c2) = cols
+    if a0 * (b1 * c2 - b2 * c1) + a1 * (b2 * c0 - b0 * c2) + a2 * (b0 * c1 - b1 * c0) < 0.0:
+        cols = [[-e for e in col] for col in cols]
+
+    def e(c: int, r: int) -> float:  # Blender's mat[col][row]
+        return cols[c][r]
+
+    # Blender's mat3_normalized_to_quat_fast, the same branches (see _normalized_to_quats).
+    xx, yy, zz = e(0, 0), e(1, 1), e(2, 2)
+    q = [0.0, 0.0, 0.0, 0.0]
+    if zz < 0.0:
+        if xx > yy:
+            sq = 2.0 * math.sqrt(max(1.0 + xx - yy - zz, 0.0))
+            sq = -sq if e(1, 2) < e(2, 1) else sq
+            q = [(e(1, 2) - e(2, 1)) / sq, 0.25 * sq, (e(0, 1) + e(1, 0)) / sq, (e(2, 0) + e(0, 2)) / sq]
+        else:
+            sq = 2.0 * math.sqrt(max(1.0 - xx + yy - zz, 0.0))
+            sq = -sq if e(2, 0) < e(0, 2) else sq
+            q = [(e(2, 0) - e(0, 2)) / sq, (e(0, 1) + e(1, 0)) / sq, 0.25 * sq, (e(1, 2) + e(2, 1)) / sq]
+    elif xx < -yy:
+        sq = 2.0 * math.sqrt(max(1.0 - xx - yy + zz, 0.0))
+        sq = -sq if e(0, 1) < e(1, 0) else sq
+        q = [(e(0, 1) - e(1, 0)) / sq, (e(2, 0) + e(0, 2)) / sq, (e(1, 2) + e(2, 1)) / sq, 0.25 * sq]
+    else:
+        sq = 2.0 * math.sqrt(max(1.0 + xx + yy + zz, 0.0))
+        q = [0.25 * sq, (e(1, 2) - e(2, 1)) / sq, (e(2, 0) - e(0, 2)) / sq, (e(0, 1) - e(1, 0)) / sq]
+    # Normalised with w >= 0 (the roll only needs the ratio and the sign of w).
+    if q[0] < 0.0:
+        q = [-c for c in q]
+    return 2.0 * math.atan2(q[2], q[0])
 
 
 def _circle_tangent_factor(tan_l: F64, tan_r: F64) -> float:
@@ -473,15 +553,17 @@ def _ease_axis(d1: F64, d2: F64) -> F64:
     return d1
 
 
-def _segment_matrix(params: SplineParameters, pos: F64, axis: F64, roll: float, sx: float, sz: float) -> F64:
-    m = np.eye(4)
-    m[:3, :3] = vec_roll_to_mat3(axis, roll)
-    m[:3, 3] = pos
+def _segment_matrices(params: SplineParameters, pos: F64, axis: F64, roll: F64, sx: F64, sz: F64) -> F64:
+    """(N, 4, 4) joint matrices from (N, 3) positions and axes, (N,) rolls and X / Z scales."""
+    m = np.zeros((len(pos), 4, 4))
+    m[:, :3, :3] = _vec_roll_to_mat3s(axis, roll)
+    m[:, :3, 3] = pos
+    m[:, 3, 3] = 1.0
     if params.do_scale:
-        # The curve was built in scaled space; bring the matrix back to bone space.
+        # The curve was built in scaled space; bring the matrices back to bone space.
         m = np.diag([*(1.0 / params.scale), 1.0]) @ m @ np.diag([*params.scale, 1.0])
-    m[:3, 0] *= sx
-    m[:3, 2] *= sz
+    m[:, :3, 0] *= sx[:, None]
+    m[:, :3, 2] *= sz[:, None]
     return m
 
 
@@ -507,19 +589,17 @@ def spline_matrices(params: SplineParameters) -> F64:
 
     d1 = np.diff(control, axis=0)
     d2 = np.diff(d1, axis=0)
-    out = np.empty((segments + 1, 4, 4))
-    out[0] = _segment_matrix(params, control[0], _ease_axis(d1[0], d2[0]), roll1,
-                             params.scale_in[0], params.scale_in[2])
+    # Joint a of S sits at curve parameter t[a]; the end joints use the eased end tangents.
     pos, tangent = _bezier(control, t[1:segments])
-    for a in range(1, segments):
-        f = a / segments
-        out[a] = _segment_matrix(
-            params, pos[a - 1], tangent[a - 1], f * roll2 + (1.0 - f) * roll1,
-            f * params.scale_out[0] + (1.0 - f) * params.scale_in[0],
-            f * params.scale_out[2] + (1.0 - f) * params.scale_in[2])
-    out[segments] = _segment_matrix(params, control[3], _ease_axis(d1[2], -d2[1]), roll2,
-                                    params.scale_out[0], params.scale_out[2])
-    return out
+    f = np.arange(segments + 1) / segments
+    axis = np.concatenate([_ease_axis(d1[0], d2[0])[None], tangent, _ease_axis(d1[2], -d2[1])[None]])
+    pos = np.concatenate([control[:1], pos, control[3:]])
+    roll = f * roll2 + (1.0 - f) * roll1
+    roll[0], roll[-1] = roll1, roll2
+    sx = f * params.scale_out[0] + (1.0 - f) * params.scale_in[0]
+    sz = f * params.scale_out[2] + (1.0 - f) * params.scale_in[2]
+    sx[0], sz[0], sx[-1], sz[-1] = params.scale_in[0], params.scale_in[2], params.scale_out[0], params.scale_out[2]
+    return _segment_matrices(params, pos, axis, roll, sx, sz)
 
 
 def bbone_segment_matrices(
@@ -934,6 +1014,26 @@ def posed_spline(bone: BBoneSpline, prev_pose: ArrayLike | None, next_pose: Arra
     return replace(bone, prev=prev, next=nxt)
 
 
+def vertex_segments(co_armature: ArrayLike, bone: BBoneSpline, rest_segments: ArrayLike
+                    ) -> tuple[NDArray[np.intp], F64]:
+    """Segment and blend of each point (``segment_index_and_blend``) from armature-space points.
+
+    They depend on rest data only: callers that pose the same B-Bone many times keep them.
+
+    Parameters
+    ----------
+    co_armature : (V, 3) float64 rest points in armature space
+    bone : the B-Bone's inputs (``rest``, ``length``, ``mapping_mode`` are read)
+    rest_segments : (S + 1, 4, 4) float64 rest joint matrices in bone space
+    """
+    co = np.asarray(co_armature, dtype=np.float64)
+    if co.ndim != 2 or co.shape[1] != 3:
+        raise ShapeError(f"co_armature must be (V, 3), got shape {co.shape}")
+    inv = _inv(_matrix(bone.rest, "rest"))
+    co_bone = co @ inv[:3, :3].T + inv[:3, 3]
+    return segment_index_and_blend(co_bone, bone.length, rest_segments, bone.mapping_mode)
+
+
 def vertex_matrices(co_armature: ArrayLike, bone: BBoneSpline, channel: ArrayLike,
                     rest_segments: ArrayLike, pose_segments: ArrayLike) -> F64:
     """(V, 4, 4) armature-space matrix moving each point as this B-Bone does (linear blending).
@@ -949,12 +1049,7 @@ def vertex_matrices(co_armature: ArrayLike, bone: BBoneSpline, channel: ArrayLik
     rest_segments, pose_segments : (S + 1, 4, 4) float64 joint matrices in bone space
         (``bbone_segment_matrix`` or ``bbone_segment_matrices``)
     """
-    co = np.asarray(co_armature, dtype=np.float64)
-    if co.ndim != 2 or co.shape[1] != 3:
-        raise ShapeError(f"co_armature must be (V, 3), got shape {co.shape}")
-    inv = _inv(_matrix(bone.rest, "rest"))
-    co_bone = co @ inv[:3, :3].T + inv[:3, 3]
-    index, blend = segment_index_and_blend(co_bone, bone.length, rest_segments, bone.mapping_mode)
+    index, blend = vertex_segments(co_armature, bone, rest_segments)
     deform = bbone_deform_matrices(bone.rest, channel, rest_segments, pose_segments)
     return blended_segment_matrices(index, blend, deform)
 
@@ -1019,4 +1114,4 @@ def rig_pose_segments(rig_bbone: RigBBone, bone: int, channel: ArrayLike, rest: 
 
 #: Recent posed segments by (record id, bone, channel bytes); cleared when full.
 _SEGMENT_MEMO: dict[tuple[int, int, bytes], tuple[RigBBone, F64]] = {}
-_SEGMENT_MEMO_SIZE = 512
+_SEGMENT_MEMO_SIZE = 4096  # (S + 1) x 128 bytes each: under 17 MB when full
