@@ -265,6 +265,16 @@ def test_non_uniform_scale_refuses_keys_it_cannot_map_and_changes_nothing(bpy, e
     assert np.array(obj.matrix_parent_inverse).tobytes() == body
 
 
+def test_keyed_object_scale_is_refused(bpy, empty_scene):
+    from skin_audit.core.errors import InputError
+
+    obj, arm = rig(bpy, (-1.0, 1.0, 1.0))
+    arm.keyframe_insert("scale", frame=1)
+    with pytest.raises(InputError, match="keys the object's scale"):
+        run_fix(bpy, obj, "negative-armature-scale")
+    assert tuple(arm.scale) == (-1.0, 1.0, 1.0)
+
+
 def test_scale_from_a_parent_is_refused(bpy, empty_scene):
     from skin_audit.core.errors import InputError
 

@@ -207,6 +207,15 @@ def _keyed_changes(arm: bpy.types.Object, maps: dict[str, _BoneMap]) -> _KeyEdit
     """The pose-bone F-curves of the actions ``arm`` plays that change; InputError when keys cannot
     follow or another object plays the action (nothing is changed)."""
     edits = _KeyEdits([], [])
+    anim = arm.animation_data
+    drivers = list(anim.drivers) if anim is not None else []
+    for action, fc in [*((a, fc) for a in played_actions(arm) for fc in action_fcurves(a)),
+                       *((None, d) for d in drivers)]:
+        if fc.data_path in ("scale", "delta_scale"):
+            what = f"action '{action.name}' keys" if action is not None else "a driver sets"
+            raise InputError(f"'{arm.name}': {what} the object's {fc.data_path}, which the fix sets to 1 for "
+                             "good. Remove those keys or that driver (or apply the scale yourself per frame), "
+                             "then fix")
     for action in played_actions(arm):
         keyed = [(fc, p) for fc in action_fcurves(action) if (p := _pose_path(fc.data_path)) and p[0] in maps]
         if not keyed:
