@@ -129,14 +129,16 @@ def assert_same_results(before, after):
 
 
 def untouched(bpy):
-    """What the scale fix must leave bit for bit: weights of every mesh, the bystander whole."""
+    """What the scale fix must leave bit for bit: weights of every mesh, the bystander and Cap whole."""
     from skin_audit.blender.read.weights import group_weights
 
     out = {o.name: group_weights(o, "loop").tobytes() for o in bpy.data.objects if o.type == "MESH"}
-    by = bpy.data.objects["Bystander"]
-    co = np.zeros(len(by.data.vertices) * 3, dtype=np.float32)
-    by.data.vertices.foreach_get("co", co)
-    out["bystander"] = (co.tobytes(), np.array(by.matrix_world).tobytes(), np.array(by.matrix_basis).tobytes())
+    for name in ("Bystander", "Cap"):  # Cap: skinned by the armature, not its child: nothing to change
+        o = bpy.data.objects[name]
+        co = np.zeros(len(o.data.vertices) * 3, dtype=np.float32)
+        o.data.vertices.foreach_get("co", co)
+        out[name + " object"] = (co.tobytes(), np.array(o.matrix_world).tobytes(),
+                                 np.array(o.matrix_basis).tobytes())
     return out
 
 
