@@ -24,6 +24,11 @@ FAR_MARGIN = tolerances.STRAY_FAR_MARGIN
 MIN_VERTICES = 8
 #: Vertices closer than this fraction of the mesh size are one point of the surface.
 WELD_RELATIVE = tolerances.STRAY_WELD_RELATIVE
+#: Rows per matrix-vector product: OpenBLAS keeps a product of fewer than 2304 * 4 numbers
+#: on the calling thread (each row's result is the same either way); a threaded one leaves
+#: its worker spinning after the call, which slows the passes that follow (measured 2-3x
+#: on a busy 2-core machine).
+BLAS_ROWS = 2048
 #: A region made of at most this many ranges of consecutive vertices is read range by range.
 FEW_RANGES = 16
 
@@ -64,10 +69,12 @@ def _column_distance(columns: F64, head: F64, tail: F64) -> F64:
     if length2 == 0.0:
         t = np.zeros(n)
     else:
-        offset = np.empty((n, 3))  # (N, 3) rows: the projection stays one BLAS matrix-vector product
+        offset = np.empty((n, 3))  # (N, 3) rows: the projection stays BLAS's matrix-vector product
         for k in range(3):
             np.subtract(columns[k], head[k], out=offset[:, k])
-        t = offset @ axis
+        t = np.empty(n)
+        for i in range(0, n, BLAS_ROWS):  # row by row the same numbers, on this thread
+            np.matmul(offset[i:i + BLAS_ROWS], axis, out=t[i:i + BLAS_ROWS])
         t /= length2
         np.clip(t, 0.0, 1.0, out=t)
     total = np.empty(n)
