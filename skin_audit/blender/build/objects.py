@@ -40,7 +40,7 @@ class BoneSpec:
     use_connect: bool = False
 
 
-def _enter_edit(view_layer: bpy.types.ViewLayer, obj: bpy.types.Object) -> tuple[bpy.types.Object | None, str]:
+def enter_edit(view_layer: bpy.types.ViewLayer, obj: bpy.types.Object) -> tuple[bpy.types.Object | None, str]:
     """Make ``obj`` active in Edit Mode; return the previous active object and its mode."""
     previous = view_layer.objects.active
     previous_mode = previous.mode if previous is not None else "OBJECT"
@@ -51,7 +51,7 @@ def _enter_edit(view_layer: bpy.types.ViewLayer, obj: bpy.types.Object) -> tuple
     return previous, previous_mode
 
 
-def _leave_edit(view_layer: bpy.types.ViewLayer, previous: bpy.types.Object | None, previous_mode: str) -> None:
+def leave_edit(view_layer: bpy.types.ViewLayer, previous: bpy.types.Object | None, previous_mode: str) -> None:
     bpy.ops.object.mode_set(mode="OBJECT")
     view_layer.objects.active = previous
     if previous is not None and previous_mode != "OBJECT":
@@ -76,7 +76,7 @@ def build_armature(
     data = bpy.data.armatures.new(name)
     arm = bpy.data.objects.new(name, data)
     collection.objects.link(arm)
-    previous, previous_mode = _enter_edit(view_layer, arm)
+    previous, previous_mode = enter_edit(view_layer, arm)
     try:
         edit = {}
         for b in bones:
@@ -89,7 +89,7 @@ def build_armature(
                 eb.use_connect = b.use_connect
             edit[b.name] = eb
     finally:
-        _leave_edit(view_layer, previous, previous_mode)
+        leave_edit(view_layer, previous, previous_mode)
     return arm
 
 

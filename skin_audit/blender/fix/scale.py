@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 from ...core import tolerances
 from ...core.errors import InputError
-from ..build.objects import _enter_edit, _leave_edit
+from ..build.objects import enter_edit, leave_edit
 from ..run.audit_scene import armature_modifiers
 
 #: The finding codes this module fixes.
@@ -324,7 +324,7 @@ def _edit_rest(view_layer: bpy.types.ViewLayer, arm: bpy.types.Object, s: F64, m
     """Rest bones times ``S``, in Edit Mode (the only place heads, tails and rolls are written)."""
     k = blender_scale(s)
     try:
-        previous, previous_mode = _enter_edit(view_layer, arm)
+        previous, previous_mode = enter_edit(view_layer, arm)
     except RuntimeError as exc:  # nothing is changed yet
         raise InputError(f"cannot enter Edit Mode on '{arm.name}' ({exc}); make it and its collection "
                          "visible, then fix") from exc
@@ -343,7 +343,7 @@ def _edit_rest(view_layer: bpy.types.ViewLayer, arm: bpy.types.Object, s: F64, m
             for prop in (*_CURVES, *_ROLLS):
                 setattr(eb, prop, getattr(eb, prop) * _axis_factor(maps[eb.name], prop, 0))
     finally:
-        _leave_edit(view_layer, previous, previous_mode)
+        leave_edit(view_layer, previous, previous_mode)
 
 
 def apply_armature_scale(context: bpy.types.Context, arm: bpy.types.Object) -> tuple[str, int]:
