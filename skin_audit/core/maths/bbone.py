@@ -213,6 +213,12 @@ def _cross(a: F64, b: F64, out: F64 | None = None) -> F64:
     return out
 
 
+def _norm(a: F64, axis: int) -> F64:
+    """``np.linalg.norm(a, axis=axis)`` for real arrays (the same sum of squares), without its checks."""
+    out: F64 = np.sqrt(np.add.reduce(a * a, axis=axis))
+    return out
+
+
 def _apply(m: F64, p: F64) -> F64:
     out: F64 = m[:3, :3] @ p + m[:3, 3]
     return out
@@ -531,7 +537,7 @@ def _equalize(control: F64, segment_scales: F64) -> F64:
     """Blender's equalize_cubic_bezier: (S + 1,) curve parameters spaced by arc length."""
     steps = MAX_BBONE_SUBDIV
     coords, _ = _bezier(control, np.arange(steps + 1) / steps)
-    pdist = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(coords, axis=0), axis=1))])
+    pdist = np.concatenate([[0.0], np.cumsum(_norm(np.diff(coords, axis=0), 1))])
     # Target arc lengths of the joints; each is located on the sampled polyline.
     dist = np.cumsum(segment_scales) * (pdist[-1] / segment_scales.sum())
     nr = np.clip(np.searchsorted(pdist, dist, side="right"), 1, steps)
@@ -805,8 +811,8 @@ class SegmentDualQuaternions:
 
 
 def _qmul(a: F64, b: F64) -> F64:
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     return np.stack([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
                      aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw], -1)
 
@@ -844,16 +850,16 @@ def _normalized_to_quats(m: F64) -> F64:
         q[mask, main] = 0.25 * sq
         for k, num in others:
             q[mask, k] = num[mask] / sq
-    q /= np.linalg.norm(q, axis=1)[:, None]
+    q /= _norm(q, 1)[:, None]
     out: F64 = np.where(q[:, :1] < 0.0, -q, q)
     return out
 
 
 def _mat3_to_quats(m: F64) -> F64:
     """(N, 4) Blender's mat3_to_quat over (N, 3, 3): axes normalised, a reflection negated."""
-    unit = m / np.linalg.norm(m, axis=1)[:, None, :]
+    unit = m / _norm(m, 1)[:, None, :]
     c0, c1, c2 = unit[:, :, 0], unit[:, :, 1], unit[:, :, 2]
-    negative = np.sum(c0 * np.cross(c1, c2), axis=1) < 0.0
+    negative = np.sum(c0 * _cross(c1, c2), axis=1) < 0.0
     unit = np.where(negative[:, None, None], -unit, unit)
     return _normalized_to_quats(unit)
 
@@ -897,13 +903,13 @@ def segment_dual_quaternions(
     n = len(mat)
     # sij,sjk->sik: batched 4x4 products (no BLAS call per joint).
     base = np.einsum("ij,sjk->sik", arm, rest)
-    base[:, :3, :3] /= np.linalg.norm(base[:, :3, :3], axis=1)[:, None, :]
+    base[:, :3, :3] /= _norm(base[:, :3, :3], 1)[:, None, :]
     base_rs = np.einsum("sij,sjk->sik", mat, base)
-    dscale = np.linalg.norm(base_rs[:, :3, :3], axis=1) - 1.0
+    dscale = _norm(base_rs[:, :3, :3], 1) - 1.0
     m3 = mat[:, :3, :3]
     gram = np.einsum("sji,sjk->sik", m3, m3)
     orthonormal = np.abs(gram - np.eye(3)).max(axis=(1, 2)) <= _DQ_ORTHONORMAL
-    det = np.sum(m3[:, :, 0] * np.cross(m3[:, :, 1], m3[:, :, 2]), axis=1)
+    det = np.sum(m3[:, :, 0] * _cross(m3[:, :, 1], m3[:, :, 2]), axis=1)
     scaled = ~orthonormal | (det < 0.0) | (np.sum(dscale * dscale, axis=1) > _DQ_SCALE * _DQ_SCALE)
     rigid = mat.copy()
     scale = np.tile(np.eye(4), (n, 1, 1))
