@@ -33,7 +33,8 @@ def _random_mesh(bpy, vertices: int, groups: int, per_vertex: int, seed: int = 0
     return obj
 
 
-@pytest.mark.parametrize("vertices, groups, per_vertex", [(6000, 40, 3), (8000, 3, 2)])
+# 13 groups: a full dense batch of 8 and a last one of 5 (slots past the last group left unread).
+@pytest.mark.parametrize("vertices, groups, per_vertex", [(6000, 40, 3), (8000, 3, 2), (6000, 13, 4)])
 def test_every_path_equals_blenders_per_vertex_api(bpy, empty_scene, vertices, groups, per_vertex):
     from skin_audit.blender.read.weights import group_weights
 
@@ -63,10 +64,22 @@ def test_a_mesh_without_weights_reads_as_zeros(bpy, empty_scene):
 def test_the_cost_model_reads_many_groups_sparsely_and_few_densely(bpy):
     from skin_audit.blender.read.weights import choose_path
 
-    assert choose_path(100, 10) == "loop"
-    assert choose_path(42_000, 160) == "sparse"  # a Rigify body: 160 deform groups
+    assert choose_path(100, 10) == "sparse"  # the per-vertex loop is never the cheaper read
+    assert choose_path(4656, 160) == "sparse"  # the Rigify body in tests/factories/rigify.py
+    assert choose_path(42_000, 160) == "sparse"  # a denser Rigify body
+    assert choose_path(20_000, 32) == "dense"
     assert choose_path(1_000_000, 32) == "dense"  # the benchmark's million-vertex rig
-    assert choose_path(50_000, 0) == "loop"
+    assert choose_path(300_000, 64) == "sparse"
+
+
+def test_a_mesh_without_groups_reads_as_an_empty_table(bpy, empty_scene):
+    from skin_audit.blender.build.objects import mesh_from_arrays
+    from skin_audit.blender.read.weights import group_weights
+
+    obj = bpy.data.objects.new("N", mesh_from_arrays("N", np.zeros((7000, 3))))
+    bpy.context.scene.collection.objects.link(obj)
+    got = group_weights(obj)
+    assert got.shape == (0, 7000) and got.dtype == np.float32
 
 
 def test_paths_agree_on_a_real_rig(bpy, empty_scene):
