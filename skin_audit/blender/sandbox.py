@@ -68,5 +68,10 @@ def sandbox() -> Iterator[Sandbox]:
     try:
         yield box
     finally:
-        box.remove_all()
-        bpy.data.scenes.remove(scene)
+        try:
+            # The scene, and so its depsgraph, goes first: removing an object a depsgraph still
+            # holds makes Blender re-evaluate the user's objects sharing its data (a million-vertex
+            # mesh: ~0.1 s at the next redraw or audit); removed after it, nothing is tagged.
+            bpy.data.scenes.remove(scene)
+        finally:
+            box.remove_all()

@@ -144,8 +144,12 @@ class _Evaluated:
 
 
 def _evaluate_on_copies(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, needs_input: bool,
-                        has_after: bool, hidden: bool, measure_drift: bool) -> _Evaluated:
-    """Everything that needs another pose or a trimmed stack, evaluated on copies in a sandbox."""
+                        has_after: bool, hidden: bool, measure_drift: bool,
+                        scratch: np.ndarray | None = None) -> _Evaluated:
+    """Everything that needs another pose or a trimmed stack, evaluated on copies in a sandbox.
+
+    ``scratch`` is a float32 buffer the positions are read through (see ``mesh_positions``).
+    """
     arm = mod.object
     position = list(obj.modifiers).index(mod)
     found = _Evaluated()
@@ -173,14 +177,14 @@ def _evaluate_on_copies(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, 
             return found
         dg = box.depsgraph()
         if needs_input:
-            found.rest = mesh_positions(copy.evaluated_get(dg).data)
+            found.rest = mesh_positions(copy.evaluated_get(dg).data, scratch)
         if hidden:
-            found.blender = mesh_positions(shown.evaluated_get(dg).data)
+            found.blender = mesh_positions(shown.evaluated_get(dg).data, scratch)
             found.bones = read_bones(arm_shown.evaluated_get(dg))
         elif has_after:
-            found.blender = mesh_positions(out_copy.evaluated_get(dg).data)
+            found.blender = mesh_positions(out_copy.evaluated_get(dg).data, scratch)
         if measure_drift:
-            found.at_rest = mesh_positions(rest_copy.evaluated_get(dg).data)
+            found.at_rest = mesh_positions(rest_copy.evaluated_get(dg).data, scratch)
             names = tuple(b.name for b in arm.data.bones)
             found.cleared = pose_matrices(arm_cleared.evaluated_get(dg), names, "matrix_channel")
     return found
@@ -231,11 +235,14 @@ def extract(
     arm_eval = arm.evaluated_get(depsgraph)
     active_keys = active_shape_keys(obj)
     hidden = not (obj_eval.is_evaluated and arm_eval.is_evaluated)
-    found = _evaluate_on_copies(obj, mod, bool(before or active_keys), bool(after), hidden, measure_drift)
+    # One float32 buffer for every positions read: each is widened to float64 once, from it.
+    scratch = np.empty(len(obj.data.vertices) * 3, dtype=np.float32)
+    found = _evaluate_on_copies(obj, mod, bool(before or active_keys), bool(after), hidden, measure_drift,
+                                scratch)
 
-    base = mesh_positions(obj.data)
+    base = mesh_positions(obj.data, scratch)
     rest = base if found.rest is None else found.rest
-    blender_out = mesh_positions(obj_eval.data) if found.blender is None else found.blender
+    blender_out = mesh_positions(obj_eval.data, scratch) if found.blender is None else found.blender
     bones = read_bones(arm_eval) if found.bones is None else found.bones
     unsupported = _not_reproduced(mod, bones)
     if len(rest) != len(base) or len(blender_out) != len(base):

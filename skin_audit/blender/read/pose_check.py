@@ -17,7 +17,7 @@ import numpy as np
 from ...core.audit.pose_sweep import SweepPose
 from ...core.audit.shape_checks import SpotChecker
 from ..sandbox import sandbox
-from .arrays import mesh_positions
+from .arrays import stored_positions
 from .extract import set_rest_channels, trim_after
 
 
@@ -29,7 +29,11 @@ def _axis_quaternion(axis: str, degrees: float) -> tuple[float, float, float, fl
 
 
 def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier) -> SpotChecker:
-    """A function evaluating sweep poses of ``obj`` (deformed by ``mod``) in Blender."""
+    """A function evaluating sweep poses of ``obj`` (deformed by ``mod``) in Blender.
+
+    It returns per pose Blender's (V, 3) positions as Blender stores them, float32: the
+    comparison with numpy widens them exactly, so no float64 copy of each pose is made here.
+    """
 
     def check(poses: Sequence[SweepPose]) -> list[np.ndarray]:
         out = []
@@ -51,7 +55,7 @@ def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier) -> Spot
                 pb = arm.pose.bones[names[pose.bone]]
                 pb.rotation_mode = "QUATERNION"
                 pb.rotation_quaternion = _axis_quaternion(pose.axis, pose.degrees)
-                out.append(mesh_positions(mesh.evaluated_get(box.depsgraph()).data))
+                out.append(stored_positions(mesh.evaluated_get(box.depsgraph()).data))
         return out
 
     return check

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Reading Blender into arrays without side effects: positions through one reused buffer,
+spot-check poses as Blender stores them, and sandboxes that leave the user's evaluated
+objects alone (Blender's own depsgraph update report is the witness)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytestmark = [pytest.mark.blender, pytest.mark.blender42, pytest.mark.usefixtures("empty_scene")]
+
+
+def posed_chain(bpy):
+    """A cylinder on a two-bone chain, its child bone bent (so evaluated != stored positions)."""
+    from tests.factories.blender_rigs import chain_rig
+
+    obj, arm = chain_rig("Reader", ("Root", "Child"), rings=9, segments=12)
+    pb = arm.pose.bones["Child"]
+    pb.rotation_mode = "XYZ"
+    pb.rotation_euler = (0.6, 0.0, 0.2)
+    bpy.context.view_layer.update()
+    return obj, arm
+
+
+def per_vertex_co(mesh) -> np.ndarray:
+    """(V, 3) float32 from Blender's per-vertex API, one vertex at a time: the reference."""
+    return np.array([tuple(v.co) for v in mesh.vertices], dtype=np.float32)
+
+
+def test_positions_are_read_through_the_given_buffer(bpy):
+    from skin_audit.blender.read.arrays import mesh_positions, stored_positions
+
+    obj, _ = posed_chain(bpy)
+    truth = per_vertex_co(obj.data)
+    buffer = np.full(len(truth) * 3 + 5, np.nan, dtype=np.float32)  # larger than needed: its start is used
+    got = stored_positions(obj.data, buffer)
+    assert got.dtype == np.float32 and got.shape == truth.shape and np.shares_memory(got, buffer)
+    np.testing.assert_array_equal(got, truth)
+    widened = mesh_positions(obj.data, buffer)
+    assert widened.dtype == np.float64 and not np.shares_memory(widened, buffer)
+    np.testing.assert_array_equal(widened, truth.astype(np.float64))
+    # A buffer that cannot hold them (too small, float64, strided) is not written: a new array is made.
+    for unusable in (np.zeros(len(truth), np.float32), np.zeros(len(truth) * 3, np.float64),
+                     np.zeros(len(truth) * 6, np.float32)[::2]):
+        got = stored_positions(obj.data, unusable)
+        assert not np.shares_memory(got, unusable) and not unusable.any()
+        np.testing.assert_array_equal(got, truth)
+
+
+def test_spot_checks_give_blenders_float32_positions_of_the_posed_copy(bpy):
+    """The checker's float32 positions are Blender's evaluation of a copy posed here by hand (Euler
+    angles, where the checker sets quaternions: equal to float32 rounding)."""
+    from skin_audit.blender.read.pose_check import spot_checker
+    from skin_audit.core.audit.pose_sweep import SweepPose
+
+    obj, arm = posed_chain(bpy)
+    poses = [SweepPose(1, "x", 90.0, "test"), SweepPose(0, "z", -45.0, "test")]
+    got = spot_checker(obj, obj.modifiers["Armature"])(poses)
+
+    arm_copy, mesh_copy = arm.copy(), obj.copy()
+    for o in (arm_copy, mesh_copy):
+        bpy.context.scene.collection.objects.link(o)
+    mesh_copy.modifiers["Armature"].object = arm_copy
+    for pose, positions in zip(poses, got, strict=True):
+        for pb in arm_copy.pose.bones:
+            pb.rotation_mode = "XYZ"
+            pb.rotation_euler = (0.0, 0.0, 0.0)
+        pb = arm_copy.pose.bones[arm.data.bones[pose.bone].name]
+        setattr(pb.rotation_euler, pose.axis, math.radians(pose.degrees))
+        bpy.context.view_layer.update()
+        blender = per_vertex_co(mesh_copy.evaluated_get(bpy.context.evaluated_depsgraph_get()).data)
+        assert positions.dtype == np.float32
+        assert np.abs(blender - per_vertex_co(obj.data)).max() > 0.05  # the pose really moves it
+        np.testing.assert_allclose(positions, blender, rtol=0, atol=1e-6)
+
+
+def test_sandboxes_leave_the_users_evaluated_geometry_alone(bpy):
+    """After extraction, the weight pass and spot checks, updating the user's depsgraph
+    re-evaluates no geometry of the user's objects: nothing there was tagged."""
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.blender.read.pose_check import spot_checker
+    from skin_audit.blender.read.weights import group_weights
+    from skin_audit.core.audit.pose_sweep import SweepPose
+
+    obj, arm = posed_chain(bpy)
+    scene = bpy.context.scene
+    mod = obj.modifiers["Armature"]
+    reevaluated: list[str] = []
+
+    def report(updated_scene, depsgraph):
+        if updated_scene == scene:
+            reevaluated.extend(u.id.name for u in depsgraph.updates if u.is_updated_geometry
+                               and isinstance(u.id, (bpy.types.Object, bpy.types.Mesh, bpy.types.Armature))
+                               and u.id.name in (obj.name, obj.data.name, arm.name, arm.data.name))
+
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    bpy.app.handlers.depsgraph_update_post.append(report)
+    try:
+        for step in (lambda: extract(obj, mod, depsgraph),  # rest and cleared poses on copies
+                     lambda: group_weights(obj, "dense"),
+                     lambda: spot_checker(obj, mod)([SweepPose(1, "x", 90.0, "test")])):
+            step()
+            bpy.context.evaluated_depsgraph_get()
+        assert reevaluated == []
+        # The witness works: a real change to the user's mesh is reported.
+        obj.data.update()
+        bpy.context.evaluated_depsgraph_get()
+        assert obj.name in reevaluated or obj.data.name in reevaluated
+    finally:
+        bpy.app.handlers.depsgraph_update_post.remove(report)
