@@ -29,8 +29,11 @@ WELD_RELATIVE = tolerances.STRAY_WELD_RELATIVE
 #: its worker spinning after the call, which slows the passes that follow (measured 2-3x
 #: on a busy 2-core machine).
 BLAS_ROWS = 2048
+#: A region of at least this many runs is labelled alone (its arrays stay in cache); smaller
+#: ones are labelled together (one call instead of one each).
+OWN_LABELLING = 4096
 #: A region made of at most this many ranges of consecutive vertices is read range by range.
-FEW_RANGES = 16
+FEW_RANGES = 8
 
 
 def weld_ids(points: F64, tolerance: float) -> NDArray[np.intp]:
@@ -127,6 +130,12 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
                        heads: F64, tails: F64, edges: NDArray[np.intp], size: float) -> list[StrayGroup]:
     """Per deform group, its far vertices and its island vertices (empty groups skipped).
 
+    Islands: the group's weighted region (vertices with weight > 0, coincident
+    vertices welded, joined by mesh edges) split into parts; on each connected
+    piece of the mesh the part with the most vertices is the main one (a tie goes to
+    the part holding the smallest rounded position, by x, then y, then z), and the
+    vertices of the other parts are islands.
+
     Parameters
     ----------
     points : (V, 3) float64, armature space rest positions
@@ -143,9 +152,9 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
     graph = _Graph.of(weld.nodes, lo, hi)
     weighted = np.empty(weights.shape[1], dtype=bool)  # one buffer for every group's test
 
-    # 1. Per group: far vertices, and its weighted region as a graph of runs numbered from `start`.
+    # 1. Per group: far vertices, and its weighted region as a graph of runs (numbered from 0).
     judged = []
-    ends_lo, ends_hi = [lo[:0]], [hi[:0]]
+    ends_lo, ends_hi = [lo[:0]], [hi[:0]]  # small regions' edges, their runs numbered on from `start`
     start = 0
     for g, bone in enumerate(group_bones):
         if bone < 0:
@@ -160,23 +169,30 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
             reach, worst = _percentile_and_max(d, 90)
             far = idx[d > FAR_FACTOR * reach + FAR_MARGIN * size]
         region_nodes, node_of = weld.region_nodes(idx)
-        run, a, b = graph.region(region_nodes, start)
-        ends_lo.append(a)
-        ends_hi.append(b)
-        judged.append(_Judged(g, int(bone), idx, far, worst, region_nodes, node_of, run))
-        start = int(run[-1]) + 1
+        run, a, b = graph.region(region_nodes)
+        runs = int(run[-1]) + 1
+        own = None
+        if runs >= OWN_LABELLING:  # labelled alone: its arrays stay in cache
+            own = edge_labels(runs, a, b)
+        else:  # labelled with the other small regions, in one call
+            ends_lo.append(a + start)
+            ends_hi.append(b + start)
+        judged.append(_Judged(g, int(bone), idx, far, worst, region_nodes, node_of, run, start, runs, own))
+        if own is None:
+            start += runs
 
-    # 2. Every region's pieces in one labelling: a region's runs are labelled from its first run.
+    # 2. The small regions' parts in one labelling, each region's runs labelled from its `start`.
     labels = edge_labels(start, np.concatenate(ends_lo), np.concatenate(ends_hi))
     pieces: NDArray[np.intp] | None = None  # connected pieces of the whole mesh (per vertex), when first needed
     out = []
     for j in judged:
-        region = labels[j.run]  # per region node: the first run of its region
+        # Per run, the first run of its part of the region.
+        part = j.own if j.own is not None else labels[j.start:j.start + j.runs] - j.start
         islands = np.zeros(0, dtype=np.intp)
-        if region[-1] != j.run[0] or region.max() != j.run[0]:  # more than one region
+        if part.max() > 0:  # more than one part
             if pieces is None:
                 pieces = weld.of_vertices(edge_labels(weld.nodes, lo, hi))
-            region = _ranked(region, weld.key(j.nodes))
+            region = _ranked(part[j.run], weld.key(j.nodes))
             islands = j.idx[_off_main_region(pieces[j.idx], region if j.node_of is None else region[j.node_of])]
         if j.far.size or islands.size:
             out.append(StrayGroup(j.group, j.bone, j.far, islands, j.worst))
@@ -194,7 +210,10 @@ class _Judged:
     worst: float
     nodes: NDArray[np.intp]  # its weighted region's nodes, sorted
     node_of: NDArray[np.intp] | None  # per weighted vertex, its index in `nodes` (None: the same index)
-    run: NDArray[np.intp]  # per region node, its run in the joint labelling
+    run: NDArray[np.intp]  # per region node, its run
+    start: int  # its first run in the joint labelling of small regions
+    runs: int
+    own: NDArray[np.intp] | None  # per run, the first run of its part, when labelled alone
 
 
 @dataclass(frozen=True)
@@ -216,7 +235,9 @@ class _Weld:
         step = max(tolerance, tolerances.DIVISION_GUARD)
         if count == 0:
             return _Weld(None, 0, columns, step)
-        cells = [np.rint(c / step) for c in columns]  # rint: what np.round does with no decimals
+        cells = [c / step for c in columns]
+        for c in cells:
+            np.rint(c, out=c)  # np.round with no decimals is rint
         low = [float(c.min()) for c in cells]
         span = [float(c.max()) - lo + 1.0 for c, lo in zip(cells, low, strict=True)]
         if not (max(map(abs, low)) + max(span) < 2.0**52 and span[0] * span[1] * span[2] < 2.0**62):
@@ -225,10 +246,12 @@ class _Weld:
         # The check key puts the longest axis first: meshes often number their vertices
         # along it, and a nearly sorted array sorts several times faster.
         axes = sorted(range(3), key=lambda k: -span[k])
-        keys = (cells[axes[0]] - low[axes[0]]).astype(np.int64)
+        for c, lo in zip(cells, low, strict=True):
+            c -= lo  # exact: whole numbers below 2**52
+        keys = cells[axes[0]].astype(np.int64)
         for k in axes[1:]:
             keys *= int(span[k])
-            keys += (cells[k] - low[k]).astype(np.int64)
+            keys += cells[k].astype(np.int64)
         ordered = np.sort(keys)
         if not (ordered[1:] == ordered[:-1]).any():
             return _Weld(None, count, columns, step)
@@ -325,15 +348,14 @@ class _Graph:
         np.cumsum(np.bincount(cross_lo, minlength=nodes), out=indptr[1:])
         return _Graph(joined, indptr, cross_lo.take(order), cross_hi.take(order), np.full(nodes, -1, dtype=np.intp))
 
-    def region(self, nodes: NDArray[np.intp], start: int
-               ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
-        """The region of sorted ``nodes`` as runs numbered from ``start``: (n,) run of each node, and
+    def region(self, nodes: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+        """The region of sorted ``nodes`` as runs numbered from 0: (n,) run of each node, and
         (E',) and (E',) runs joined by its edges, smaller first (runs joined twice in a row: once)."""
         consecutive = nodes[1:] == nodes[:-1] + 1
         step = np.ones(nodes.size, dtype=bool)  # a node that starts a run
         step[1:] = ~(consecutive & self.joined[nodes[1:]])
         run = np.cumsum(step)
-        run += start - 1
+        run -= 1
         # Nodes with consecutive ids own consecutive CSR slots: expand ranges of ids, not nodes.
         first = np.flatnonzero(np.concatenate(([True], ~consecutive)))
         last = np.append(first[1:], nodes.size) - 1
@@ -359,7 +381,7 @@ class _Graph:
 
 
 def _off_main_region(piece: NDArray[np.intp], region: NDArray[np.intp]) -> NDArray[np.bool_]:
-    """(N,) True where a vertex's region is not its piece's largest (ties: the smallest label)."""
+    """(N,) True where a vertex's region is not its piece's largest (ties: the smallest region number)."""
     key = piece.astype(np.int64) * (len(region) + 1) + region
     combos, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     combo_piece = combos // (len(region) + 1)

@@ -39,15 +39,19 @@ def edge_labels(vertex_count: int, lo: NDArray[np.intp], hi: NDArray[np.intp]) -
     run_start = np.flatnonzero(~linked)  # first vertex of each run
     run_of = np.cumsum(~linked) - 1
     ra, rb = run_of[lo], run_of[hi]  # ra <= rb: runs are numbered in vertex order
-    cross = ra != rb
-    ra, rb = ra[cross], rb[cross]
+    # (Index arrays throughout: numpy selects with a mixed boolean mask several times slower.)
+    cross = np.flatnonzero(ra != rb)
+    ra, rb = ra.take(cross), rb.take(cross)
     parent = np.arange(len(run_start), dtype=np.intp)
     while ra.size:
         parent[rb] = ra  # rb > ra, both roots
         _jump(parent)
-        ra, rb = parent[ra], parent[rb]
-        cross = ra != rb
-        ra, rb = np.minimum(ra[cross], rb[cross]), np.maximum(ra[cross], rb[cross])
+        ra, rb = parent.take(ra), parent.take(rb)
+        cross = np.flatnonzero(ra != rb)
+        ra, rb = ra.take(cross), rb.take(cross)
+        np.minimum(ra, rb, out=cross)
+        np.maximum(ra, rb, out=rb)
+        ra = cross
     out: NDArray[np.intp] = run_start[parent[run_of]]
     return out
 
@@ -56,8 +60,8 @@ def _jump(parent: NDArray[np.intp]) -> None:
     """Point every entry of a forest (parent[i] <= i) at its root, in place; work shrinks as entries settle."""
     moving = np.flatnonzero(parent[parent] != parent)
     while moving.size:
-        parent[moving] = parent[parent[moving]]
-        moving = moving[parent[parent[moving]] != parent[moving]]
+        parent[moving] = parent.take(parent.take(moving))
+        moving = moving.take(np.flatnonzero(parent.take(parent.take(moving)) != parent.take(moving)))
 
 
 _HASH = np.array([73856093, 19349663, 83492791], dtype=np.int64)
