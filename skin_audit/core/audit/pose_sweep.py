@@ -20,8 +20,9 @@ from numpy.typing import NDArray
 
 from .. import tolerances
 from ..maths.affine import rotation
-from ..maths.bbone import bbone_deform_matrices, rig_pose_segments, vertex_segments
-from ..maths.collapse import Columns, dqs_rotation_measures
+from ..maths.bbone import bbone_deform_matrices_many, rig_pose_segments_many, vertex_segments
+from ..maths.collapse import Columns
+from ..maths.quaternions import scaled_rotation_matrix
 from ..maths.small_svd import smallest_singular_and_det
 from .armature_modifier import accumulate_dual
 from .skinned_mesh import SkinnedMesh
@@ -410,28 +411,34 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
         bent_columns.append((j, remap[idx], w[:, None] * (1.0 - blend)[:, None], w[:, None] * blend[:, None], seg))
     moved = contrib > tolerances.BLENDER_MIN_CONTRIB
     scale = 1.0 / np.where(moved, contrib, 1.0)
-    bone_worst = 1.0
+    # +180 and -180 about one axis are one rotation: the first (as sorted) is measured and named.
+    measured: list[int] = []  # positions in pose_ids
     seen: set[tuple[str, float, bool]] = set()
     for p, k in enumerate(pose_ids):
-        moderate = is_moderate(poses[k])
-        # +180 and -180 about one axis are one rotation: the first (as sorted) is measured and named.
-        same = (poses[k].axis, (poses[k].degrees + 180.0) % 360.0, moderate)
-        if same in seen:
-            continue
-        seen.add(same)
+        same = (poses[k].axis, (poses[k].degrees + 180.0) % 360.0, is_moderate(poses[k]))
+        if same not in seen:
+            seen.add(same)
+            measured.append(p)
+    # Each bent B-Bone's joints at every measured pose, the curves computed together.
+    deform = {}
+    for j, *_ in bent_columns:
+        rb = bbones[j]
+        assert rb is not None
+        joints = rig_pose_segments_many(rb, j, channels[measured], mesh.bones.rest)
+        d = bbone_deform_matrices_many(rb.spline.rest, channels[measured, j], rb.rest_segments, joints)
+        deform[j] = d[:, :, :3, :3].reshape(len(measured), -1, 9)
+    bone_worst = 1.0
+    for m, p in enumerate(measured):
+        k = pose_ids[p]
         # nc,ck->nk: each vertex's weight per class times the class's linear part (9 numbers).
         linear = per_class @ lin[p, representative].reshape(classes, 9)
         for j, local, w_in, w_out, seg in bent_columns:
-            rb = bbones[j]
-            assert rb is not None
-            joints = rig_pose_segments(rb, j, channels[p], mesh.bones.rest)
-            deform = bbone_deform_matrices(rb.spline.rest, channels[p, j], rb.rest_segments, joints)
-            d9 = deform[:, :3, :3].reshape(-1, 9)
+            d9 = deform[j][m]
             linear[local] += w_in * d9[seg] + w_out * d9[seg + 1]
         smallest, det = smallest_singular_and_det(linear * scale[:, None])
         smallest[~moved] = 1.0  # Blender does not move them
         det[~moved] = 1.0
-        r.update(index, k, smallest, det, moderate)
+        r.update(index, k, smallest, det, is_moderate(poses[k]))
         bone_worst = min(bone_worst, float(smallest.min()))
     return bone_worst
 
@@ -456,20 +463,26 @@ def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays
     order = np.argsort(worst, kind="stable")
     verts, worst = verts[order], worst[order]
     cuts = np.flatnonzero(np.diff(worst)) + 1
-    for group in np.split(np.arange(verts.size), cuts):
-        k = int(worst[group[0]])
+    groups = np.split(np.arange(verts.size), cuts)
+    # Every such pose's channels, one subtree walk per bone.
+    pose_ids = [int(worst[g[0]]) for g in groups]
+    channel_of: dict[int, F64] = {}
+    for bone in {poses[k].bone for k in pose_ids}:
+        mine = [k for k in pose_ids if poses[k].bone == bone]
+        channel_of.update(zip(mine, _bone_channels(mesh, [poses[k] for k in mine]), strict=True))
+    for k, group in zip(pose_ids, groups, strict=True):
         vs = verts[group]  # ascending: np.argsort is stable and verts was sorted
         keep = np.zeros(v, dtype=bool)
         keep[vs] = True
         remap = np.full(v, -1, dtype=np.intp)
         remap[vs] = np.arange(vs.size)
-        inside = keep[flat.vertex]
-        local_cols: Columns = []
-        for c, bone in enumerate(flat.bones):
-            lo, hi = flat.starts[c], flat.starts[c + 1]
-            sel = inside[lo:hi]
-            if sel.any():
-                local_cols.append((int(bone), remap[flat.vertex[lo:hi][sel]], flat.weight[lo:hi][sel]))
-        posed = mesh.with_channel(pose_channel(mesh, poses[k]))
-        dual = accumulate_dual(co[vs], local_cols, posed)
-        r.dqs_smallest[vs] = dqs_rotation_measures(dual.real)[0]
+        # The columns restricted to these vertices (group order kept: Blender's order of the blend).
+        entries = np.flatnonzero(keep[flat.vertex])
+        bounds = np.searchsorted(entries, flat.starts)
+        local_cols: Columns = [(int(flat.bones[c]), remap[flat.vertex[entries[lo:hi]]], flat.weight[entries[lo:hi]])
+                               for c, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)) if hi > lo]
+        dual = accumulate_dual(co[vs], local_cols, mesh.with_channel(channel_of[k]))
+        # dqs_rotation_measures' smallest singular value, in closed form (LAPACK per row was most of it).
+        real = dual.real
+        rot = scaled_rotation_matrix(real) / np.sum(real * real, axis=1)[:, None, None]
+        r.dqs_smallest[vs] = smallest_singular_and_det(rot)[0]

@@ -655,6 +655,25 @@ def bbone_deform_matrices(rest_bone: ArrayLike, channel: ArrayLike, rest_segment
     return out
 
 
+def bbone_deform_matrices_many(rest_bone: ArrayLike, channels: ArrayLike, rest_segments: ArrayLike,
+                               pose_segments: ArrayLike) -> F64:
+    """``bbone_deform_matrices`` at P poses: (P, 4, 4) channels, (P, S + 1, 4, 4) posed joints.
+
+    Returns
+    -------
+    (P, S + 1, 4, 4) float64 ``channel @ arm @ pose_seg @ inv(rest_seg) @ inv(arm)`` per pose
+    """
+    arm = _matrix(rest_bone, "rest_bone")
+    chan = np.asarray(channels, dtype=np.float64)
+    rest_s = _segments(rest_segments, "rest_segments")
+    pose_s = np.asarray(pose_segments, dtype=np.float64)
+    if pose_s.shape[1:] != rest_s.shape or chan.shape != (len(pose_s), 4, 4):
+        raise ShapeError(f"pose_segments {pose_s.shape} and channels {chan.shape} do not match "
+                         f"rest_segments {rest_s.shape}")
+    out: F64 = (chan @ arm)[:, None] @ (pose_s @ _inv(rest_s)) @ _inv(arm)
+    return out
+
+
 def _segments(m: ArrayLike, name: str) -> F64:
     a = np.asarray(m, dtype=np.float64)
     if a.ndim != 3 or a.shape[1:] != (4, 4) or a.shape[0] < 2:
@@ -1094,16 +1113,11 @@ def rig_pose_segments(rig_bbone: RigBBone, bone: int, channel: ArrayLike, rest: 
     """
     chan = np.asarray(channel, dtype=np.float64)
     rst = np.asarray(rest, dtype=np.float64)
-    used = [(slot, k) for slot, k in enumerate((bone, rig_bbone.prev_bone, rig_bbone.next_bone)) if k >= 0]
-    if all(np.array_equal(chan[k], rig_bbone.channels[slot]) for slot, k in used):
-        return rig_bbone.pose_segments
-
-    # The sweep asks for the same B-Bone at the same pose several times (its LBS and its DQS
-    # measures): remember the last results, keyed by the three channels that shape the curve.
-    key = (id(rig_bbone), bone, b"".join(chan[k].tobytes() for _, k in used))
-    hit = _SEGMENT_MEMO.get(key)
-    if hit is not None and hit[0] is rig_bbone:
-        return hit[1]
+    # Blender's own joints at the extracted pose; and the sweep asks for the same B-Bone at the
+    # same pose several times (its LBS and its DQS measures): the memo keeps recent curves.
+    hit = _memo_lookup(rig_bbone, bone, chan)
+    if hit is not None:
+        return hit
 
     def pose(k: int) -> F64 | None:
         return None if k < 0 else chan[k] @ rst[k]
@@ -1111,10 +1125,228 @@ def rig_pose_segments(rig_bbone: RigBBone, bone: int, channel: ArrayLike, rest: 
     spline = posed_spline(rig_bbone.spline, pose(rig_bbone.prev_bone), pose(rig_bbone.next_bone))
     params = spline_parameters(spline, rest=False, pose=chan[bone] @ rst[bone], pose_shape=rig_bbone.pose_shape)
     out = spline_matrices(params)
-    out.flags.writeable = False  # shared through the memo
+    _memo_store(rig_bbone, bone, chan, out)
+    return out
+
+
+def rig_pose_segments_many(rig_bbone: RigBBone, bone: int, channels: ArrayLike, rest: ArrayLike) -> F64:
+    """(P, S + 1, 4, 4) ``rig_pose_segments`` at each of P armature poses, the curves computed together.
+
+    The same branches and products as one pose at a time, batched over the poses (the sweep
+    bends each B-Bone at a dozen poses of one bone); the results also fill the memo that
+    ``rig_pose_segments`` reads.  Poses with non-uniform scale, or a B-Bone whose handles
+    read their scale, go one at a time.
+
+    Parameters
+    ----------
+    channels : (P, J, 4, 4) float64 every bone's channel matrix at each pose
+    rest : (J, 4, 4) float64 every bone's ``matrix_local``
+    """
+    chan = np.asarray(channels, dtype=np.float64)
+    rst = np.asarray(rest, dtype=np.float64)
+    spline = rig_bbone.spline
+    out = np.empty((len(chan), *rig_bbone.rest_segments.shape))
+    todo = []
+    for p in range(len(chan)):
+        hit = _memo_lookup(rig_bbone, bone, chan[p])
+        if hit is None:
+            todo.append(p)
+        else:
+            out[p] = hit
+    if not todo:
+        return out
+    pose_mats = chan[todo, bone] @ rst[bone]
+    size = _norm(pose_mats[:, :3, :3], 1)
+    scaled = ((np.abs(size[:, 0] - size[:, 1]) > _NONUNIFORM_SCALE)
+              | (np.abs(size[:, 1] - size[:, 2]) > _NONUNIFORM_SCALE))
+    handle_scale = any((*spline.use_scale_start, spline.use_ease_start, *spline.use_scale_end,
+                        spline.use_ease_end))
+    if scaled.any() or handle_scale:
+        for p in todo:
+            out[p] = rig_pose_segments(rig_bbone, bone, chan[p], rst)
+        return out
+    prev = None if rig_bbone.prev_bone < 0 else chan[todo, rig_bbone.prev_bone] @ rst[rig_bbone.prev_bone]
+    nxt = None if rig_bbone.next_bone < 0 else chan[todo, rig_bbone.next_bone] @ rst[rig_bbone.next_bone]
+    joints = _spline_matrices_many(spline, rig_bbone.pose_shape, pose_mats, prev, nxt)
+    for i, p in enumerate(todo):
+        out[p] = joints[i]
+        _memo_store(rig_bbone, bone, chan[p], joints[i].copy())
+    return out
+
+
+def _memo_key(rig_bbone: RigBBone, bone: int, chan: F64) -> tuple[int, int, bytes]:
+    used = [k for k in (bone, rig_bbone.prev_bone, rig_bbone.next_bone) if k >= 0]
+    return (id(rig_bbone), bone, b"".join(chan[k].tobytes() for k in used))
+
+
+def _memo_lookup(rig_bbone: RigBBone, bone: int, chan: F64) -> F64 | None:
+    """The read joints at the extracted pose, or a remembered curve, or None."""
+    used = [(slot, k) for slot, k in enumerate((bone, rig_bbone.prev_bone, rig_bbone.next_bone)) if k >= 0]
+    if all(np.array_equal(chan[k], rig_bbone.channels[slot]) for slot, k in used):
+        return rig_bbone.pose_segments
+    hit = _SEGMENT_MEMO.get(_memo_key(rig_bbone, bone, chan))
+    return hit[1] if hit is not None and hit[0] is rig_bbone else None
+
+
+def _memo_store(rig_bbone: RigBBone, bone: int, chan: F64, joints: F64) -> None:
+    joints.flags.writeable = False  # shared through the memo
     if len(_SEGMENT_MEMO) >= _SEGMENT_MEMO_SIZE:
         _SEGMENT_MEMO.clear()
-    _SEGMENT_MEMO[key] = (rig_bbone, out)  # the record is kept alive, so its id is not reused
+    _SEGMENT_MEMO[_memo_key(rig_bbone, bone, chan)] = (rig_bbone, joints)  # the record kept alive: its id stays
+
+
+def _rows_apply(m: F64, p: F64) -> F64:
+    """(P, 3) each (4, 4) of ``m`` applied to its point of ``p``."""
+    out: F64 = np.einsum("pij,pj->pi", m[:, :3, :3], p) + m[:, :3, 3]  # pij,pj->pi: per-pose transform
+    return out
+
+
+def _spline_matrices_many(bone: BBoneSpline, pose_shape: BBoneShape, pose: F64, prev_pose: F64 | None,
+                          next_pose: F64 | None) -> F64:
+    """``spline_matrices(spline_parameters(...))`` for P poses without scale: (P, S + 1, 4, 4).
+
+    The same steps as ``spline_parameters``, ``spline_handles`` and ``spline_matrices`` (read
+    those for Blender's sources), each over the P poses at once.
+    """
+    n = len(pose)
+    length = float(bone.length)
+    imat = _inv(pose)
+    head = pose[:, :3, 3]
+    tail = head + pose[:, :3, 1] * length
+    epsilon = _HANDLE_EPSILON * length
+    # Start handle: spline_parameters, then spline_handles.
+    roll1 = np.zeros(n)
+    if bone.prev is not None and prev_pose is not None:
+        p_arm_head, _ = _head_tail(_matrix(bone.prev.rest, "prev.rest"), bone.prev.length)
+        p_head = prev_pose[:, :3, 3]
+        p_tail = p_head + prev_pose[:, :3, 1] * bone.prev.length
+        prev_bbone = False
+        if bone.handle_type_start == "RELATIVE":
+            h1 = _rows_apply(imat, head - (p_head - p_arm_head))
+        elif bone.handle_type_start == "TANGENT":
+            h1 = _rows_apply(imat, head - (p_tail - p_head))
+        else:
+            prev_bbone = bone.prev.segments > 1
+            h1 = _rows_apply(imat, p_head)
+        if prev_bbone:
+            h1[:, 1] -= length
+        norm = _norm(h1, 1)
+        h1 = -np.where((norm < epsilon)[:, None], [[0.0, -1.0, 0.0]], h1 / np.where(norm > 0.0, norm, 1.0)[:, None])
+        if not prev_bbone:
+            roll1 = _rolls(imat @ prev_pose, h1)
+    else:
+        h1 = np.tile([0.0, 1.0, 0.0], (n, 1))
+    roll2 = np.zeros(n)
+    if bone.next is not None and next_pose is not None:
+        n_arm_head, _ = _head_tail(_matrix(bone.next.rest, "next.rest"), bone.next.length)
+        n_head = next_pose[:, :3, 3]
+        n_tail = n_head + next_pose[:, :3, 1] * bone.next.length
+        next_bbone = False
+        if bone.handle_type_end == "RELATIVE":
+            h2 = _rows_apply(imat, tail + (n_head - n_arm_head))
+        elif bone.handle_type_end == "TANGENT":
+            h2 = _rows_apply(imat, tail + (n_tail - n_head))
+        else:
+            next_bbone = bone.next.segments > 1
+            h2 = _rows_apply(imat, n_tail)
+        if not next_bbone:
+            h2[:, 1] -= length
+        norm = _norm(h2, 1)
+        h2 = np.where((norm < epsilon)[:, None], [[0.0, 1.0, 0.0]], h2 / np.where(norm > 0.0, norm, 1.0)[:, None])
+        roll2 = _rolls(imat @ next_pose, h2)
+    else:
+        h2 = np.tile([0.0, 1.0, 0.0], (n, 1))
+    # The pose-independent values: spline_parameters with a unit pose stands in for them.
+    params = spline_parameters(bone, rest=False, pose=bone.rest, pose_shape=pose_shape)
+    circle = length * (_circle_tangent_factors(h1, h2) / 0.75)
+    h1 = h1 * (params.ease1 * circle)[:, None]
+    h2 = h2 * (-params.ease2 * circle)[:, None]
+    roll1 = roll1 + params.roll1
+    roll2 = roll2 + params.roll2
+    h1[:, 0] += params.curve_in_x
+    h1[:, 2] += params.curve_in_z
+    h2[:, 0] += params.curve_out_x
+    h2[:, 2] += params.curve_out_z
+    # spline_matrices.
+    segments = params.segments
+    end = np.array([0.0, length, 0.0])
+    control = np.stack([np.zeros((n, 3)), h1, end + h2, np.broadcast_to(end, (n, 3))], axis=1)
+    log_in = np.log(max(params.scale_in[1], _MIN_SEGMENT_SCALE))
+    log_out = np.log(max(params.scale_out[1], _MIN_SEGMENT_SCALE))
+    fac = np.arange(segments) / max(segments - 1, 1)
+    segment_scales = np.exp(fac * log_out + (1.0 - fac) * log_in)
+    t = _equalize_many(control, segment_scales)
+    d1 = np.diff(control, axis=1)
+    d2 = np.diff(d1, axis=1)
+    inner_pos, inner_axis = _bezier_many(control, t[:, 1:segments])
+    pos = np.concatenate([control[:, :1], inner_pos, control[:, 3:]], axis=1)
+    axis = np.concatenate([_ease_axes(d1[:, 0], d2[:, 0])[:, None], inner_axis,
+                           _ease_axes(d1[:, 2], -d2[:, 1])[:, None]], axis=1)
+    f = np.arange(segments + 1) / segments
+    roll = np.asarray(f * roll2[:, None] + (1.0 - f) * roll1[:, None], dtype=np.float64)
+    roll[:, 0], roll[:, -1] = roll1, roll2
+    sx = f * params.scale_out[0] + (1.0 - f) * params.scale_in[0]
+    sz = f * params.scale_out[2] + (1.0 - f) * params.scale_in[2]
+    sx[0], sz[0], sx[-1], sz[-1] = params.scale_in[0], params.scale_in[2], params.scale_out[0], params.scale_out[2]
+    out = _segment_matrices(params, pos.reshape(-1, 3), axis.reshape(-1, 3), roll.reshape(-1),
+                            np.tile(sx, n), np.tile(sz, n))
+    return out.reshape(n, segments + 1, 4, 4)
+
+
+def _bezier_many(control: F64, t: F64) -> tuple[F64, F64]:
+    """``_bezier`` over P curves: (P, 4, 3) control points, (P, M) parameters -> (P, M, 3) twice."""
+    t = t[:, :, None]
+    c = control[:, :, None, :]
+    l1 = [c[:, i] + (c[:, i + 1] - c[:, i]) * t for i in range(3)]
+    l2 = [l1[i] + (l1[i + 1] - l1[i]) * t for i in range(2)]
+    tangent = l2[1] - l2[0]
+    return l2[0] + tangent * t, tangent
+
+
+def _equalize_many(control: F64, segment_scales: F64) -> F64:
+    """``_equalize`` over P curves: (P, S + 1) parameters (searchsorted as a count per row)."""
+    steps = MAX_BBONE_SUBDIV
+    coords, _ = _bezier_many(control, np.broadcast_to(np.arange(steps + 1) / steps, (len(control), steps + 1)))
+    pdist = np.concatenate([np.zeros((len(control), 1)), np.cumsum(_norm(np.diff(coords, axis=1), 2), axis=1)],
+                           axis=1)
+    dist = np.cumsum(segment_scales) * (pdist[:, -1:] / segment_scales.sum())
+    # searchsorted(side="right") on a sorted row: how many of its entries are <= the value.
+    nr = np.clip(np.sum(pdist[:, None, :] <= dist[:, :, None], axis=2), 1, steps)
+    hi = np.take_along_axis(pdist, nr, axis=1)
+    span = hi - np.take_along_axis(pdist, nr - 1, axis=1)
+    fac = np.divide(hi - dist, span, out=np.zeros_like(dist), where=span > 0)
+    t: F64 = np.concatenate([np.zeros((len(control), 1)), (nr - fac) / steps], axis=1)
+    t[:, -1] = 1.0
+    return t
+
+
+def _rolls(mats: F64, vecs: F64) -> F64:
+    """(P,) ``mat3_vec_to_roll`` over (P, 4, 4) matrices and (P, 3) directions."""
+    rollmat = np.transpose(_vec_roll_to_mat3s(vecs, np.zeros(len(vecs))), (0, 2, 1)) @ mats[:, :3, :3]
+    q = _mat3_to_quats(rollmat)
+    out: F64 = 2.0 * np.arctan2(q[:, 2], q[:, 0])
+    return out
+
+
+def _circle_tangent_factors(tan_l: F64, tan_r: F64) -> F64:
+    """(P,) ``_circle_tangent_factor`` over (P, 3) unit tangents."""
+    dot = np.sum(tan_l * tan_r, axis=1)
+    angle = np.arccos(np.clip(dot, -1.0, 1.0)) / 2.0
+    s, c = np.sin(angle), np.cos(angle)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        general = ((1.0 - c) / (s * 2.0)) / s
+    out: F64 = np.where(dot > 1.0 - _TANGENT_DOT_EPSILON, (1.0 / 3.0) * 0.75,
+                        np.where(dot < -1.0 + _TANGENT_DOT_EPSILON, 0.5, general))
+    return out
+
+
+def _ease_axes(d1: F64, d2: F64) -> F64:
+    """(P, 3) ``_ease_axis`` over (P, 3) derivatives."""
+    len2 = np.sum(d2 * d2, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.sum(d1 * d1, axis=1) / len2
+        eased = d1 + d2 * (_EASE_GAP - np.sqrt(ratio))[:, None]
+    out: F64 = np.where(((len2 != 0.0) & (ratio < _EASE_GAP * _EASE_GAP))[:, None], eased, d1)
     return out
 
 

@@ -115,3 +115,45 @@ def test_vertices_each_bone_changes_match_the_scan_of_every_vertex(seed, max_bac
         assert np.array_equal(np.sort(found), expected), bone
         checked += len(expected)
     assert checked > v  # the rig really has vertices that change, for many bones
+
+
+@pytest.mark.parametrize("start, end, prev_segments, next_segments, mapping", [
+    ("AUTO", "AUTO", 1, 1, "STRAIGHT"),
+    ("ABSOLUTE", "ABSOLUTE", 4, 3, "STRAIGHT"),
+    ("RELATIVE", "TANGENT", 1, 1, "CURVED"),
+    ("TANGENT", "RELATIVE", 2, 1, "STRAIGHT"),
+])
+def test_bbone_curves_at_many_poses_match_one_pose_at_a_time(start, end, prev_segments, next_segments, mapping):
+    from skin_audit.core.maths import bbone as bb
+    from tests.factories.numpy_rigs import rest_matrix
+
+    rest = np.array([rest_matrix((0.0, 0.0, 0.0), (0.1, 1.0, 0.0)), rest_matrix((0.1, 1.0, 0.0), (0.0, 2.2, 0.3), 0.4),
+                     rest_matrix((0.0, 2.2, 0.3), (0.2, 3.0, 0.1))])
+    shape = bb.BBoneShape(ease_in=1.3, ease_out=0.7, roll_in=0.2, roll_out=-0.1, curve_in_x=0.05, curve_out_z=-0.08,
+                          scale_in=(1.2, 1.0, 0.9), scale_out=(0.8, 1.1, 1.0))
+    prev = bb.BBoneHandle(rest=rest[0], pose=rest[0], length=1.0, segments=prev_segments)
+    nxt = bb.BBoneHandle(rest=rest[2], pose=rest[2], length=0.85, segments=next_segments)
+    spline = bb.BBoneSpline(rest=rest[1], length=1.25, segments=7, shape=shape, handle_type_start=start,
+                            handle_type_end=end, prev=prev, next=nxt, mapping_mode=mapping)
+    rest_seg, pose_seg = bb.bbone_segment_matrices(spline)
+    record = bb.RigBBone(spline, bb.BBoneShape(ease_in=0.2, roll_out=0.3), 0, 2, rest_seg, pose_seg,
+                         np.broadcast_to(np.eye(4), (3, 4, 4)).copy())
+    rng = np.random.default_rng(3)
+    channels = np.empty((6, 3, 4, 4))
+    for p in range(6):
+        for j in range(3):
+            m = np.eye(4)
+            m[:3, :3] = rotation("xyz"[(p + j) % 3], float(rng.uniform(-3.0, 3.0)))[:3, :3]
+            m[:3, 3] = rng.normal(size=3) * 0.1
+            channels[p, j] = m
+    channels[1, 0] = channels[1, 1] = channels[1, 2]  # a pose where the B-Bone moves rigidly
+    bb._SEGMENT_MEMO.clear()
+    many = bb.rig_pose_segments_many(record, 1, channels, rest)
+    deform = bb.bbone_deform_matrices_many(rest[1], channels[:, 1], rest_seg, many)
+    bb._SEGMENT_MEMO.clear()
+    for p in range(6):
+        one = bb.rig_pose_segments(record, 1, channels[p], rest)
+        np.testing.assert_allclose(many[p], one, atol=1e-12)
+        np.testing.assert_allclose(deform[p], bb.bbone_deform_matrices(rest[1], channels[p, 1], rest_seg, one),
+                                   atol=1e-12)
+    assert np.abs(many[0] - many[2]).max() > 1e-3  # the poses really bend it differently
