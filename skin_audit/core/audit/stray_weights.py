@@ -6,6 +6,7 @@ of the mesh (weights bleeding across parts)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -192,8 +193,9 @@ def find_stray_weights(points: F64, weights: NDArray[np.float32], group_bones: N
         if part.max() > 0:  # more than one part
             if pieces is None:
                 pieces = weld.of_vertices(edge_labels(weld.nodes, lo, hi))
-            region = _ranked(part[j.run], weld.key(j.nodes))
-            islands = j.idx[_off_main_region(pieces[j.idx], region if j.node_of is None else region[j.node_of])]
+            region = part[j.run]  # per region node
+            islands = j.idx[_off_main_region(pieces[j.idx], region if j.node_of is None else region[j.node_of],
+                                             _first_position(weld, j.nodes, region))]
         if j.far.size or islands.size:
             out.append(StrayGroup(j.group, j.bone, j.far, islands, j.worst))
     return out
@@ -304,19 +306,19 @@ def _position_key(columns: F64, step: float) -> NDArray[np.int64]:
     return out
 
 
-def _ranked(region: NDArray[np.intp], key: NDArray[np.int64]) -> NDArray[np.intp]:
-    """(N,) each node's region renumbered 0, 1, ... in the order of the regions' smallest ``key``.
-
-    ``weld_ids`` numbers nodes by position, and a region labelled by its smallest
-    node there comes first in a tie of sizes: keep that order whatever the numbering.
-    """
-    names, inverse = np.unique(region, return_inverse=True)
-    smallest = np.full(names.size, np.iinfo(np.int64).max)
-    np.minimum.at(smallest, inverse.reshape(-1), key)
-    rank = np.empty(names.size, dtype=np.intp)
-    rank[np.argsort(smallest)] = np.arange(names.size)
-    out: NDArray[np.intp] = rank[inverse.reshape(-1)]
-    return out
+def _first_position(weld: _Weld, nodes: NDArray[np.intp], region: NDArray[np.intp]
+                    ) -> Callable[[NDArray[np.intp]], NDArray[np.int64]]:
+    """For some labels of ``region`` (per node of ``nodes``), a key per label ordering them by
+    their smallest rounded position (x, then y, then z): how weld_ids' numbering breaks ties."""
+    def key(labels: NDArray[np.intp]) -> NDArray[np.int64]:
+        names = np.unique(labels)
+        at = np.flatnonzero(np.isin(region, names))
+        inverse = np.searchsorted(names, region[at])
+        smallest = np.full(names.size, np.iinfo(np.int64).max)
+        np.minimum.at(smallest, inverse, weld.key(nodes[at]))
+        out: NDArray[np.int64] = smallest[np.searchsorted(names, labels)]
+        return out
+    return key
 
 
 @dataclass(frozen=True)
@@ -380,16 +382,29 @@ class _Graph:
         return run, a[keep], b[keep]
 
 
-def _off_main_region(piece: NDArray[np.intp], region: NDArray[np.intp]) -> NDArray[np.bool_]:
-    """(N,) True where a vertex's region is not its piece's largest (ties: the smallest region number)."""
-    key = piece.astype(np.int64) * (len(region) + 1) + region
-    combos, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-    combo_piece = combos // (len(region) + 1)
-    combo_region = combos % (len(region) + 1)
-    order = np.lexsort((combo_region, -counts, combo_piece))
+def _off_main_region(piece: NDArray[np.intp], region: NDArray[np.intp],
+                     tie_key: Callable[[NDArray[np.intp]], NDArray[np.int64]]) -> NDArray[np.bool_]:
+    """(N,) True where a vertex's region is not its piece's largest.
+
+    ``region`` labels are >= 0; a tie of size goes to the region with the smallest
+    ``tie_key`` (called only if there is a tie, with the tied labels; one key each).
+    """
+    width = int(region.max()) + 1
+    combos, inverse, counts = np.unique(piece.astype(np.int64) * width + region, return_inverse=True,
+                                        return_counts=True)
+    combo_piece, combo_region = combos // width, combos % width
+    order = np.lexsort((-counts, combo_piece))  # per piece, the largest first
     first = np.ones(len(order), dtype=bool)
     first[1:] = combo_piece[order][1:] != combo_piece[order][:-1]
+    best = counts[order][first][np.cumsum(first) - 1]  # its piece's largest count, per combo in order
+    contender = order[counts[order] == best]
     main = np.zeros(len(combos), dtype=bool)
-    main[order[first]] = True
+    if contender.size == first.sum():  # no ties
+        main[contender] = True
+    else:  # per piece, the contender with the smallest key
+        by_key = np.lexsort((tie_key(combo_region[contender]), combo_piece[contender]))
+        winner = np.ones(len(by_key), dtype=bool)
+        winner[1:] = combo_piece[contender][by_key][1:] != combo_piece[contender][by_key][:-1]
+        main[contender[by_key[winner]]] = True
     off: NDArray[np.bool_] = ~main[inverse.ravel()]
     return off
