@@ -33,13 +33,18 @@ def edge_labels(vertex_count: int, lo: NDArray[np.intp], hi: NDArray[np.intp]) -
        then parents are jumped to their roots.  Roots that could hook at least
        halve each pass; an edge whose ends share a root is done for good.
     The smallest run of a piece is never hooked, so it is the piece's root.
+
+    Parameters
+    ----------
+    vertex_count : number of vertices V
+    lo, hi : (E,) intp ends of each edge, ``lo <= hi``
     """
+    # (Index arrays throughout: numpy selects with a mixed boolean mask several times slower.)
     linked = np.zeros(vertex_count, dtype=bool)
-    linked[hi[hi == lo + 1]] = True
+    linked[hi.take(np.flatnonzero(hi == lo + 1))] = True
     run_start = np.flatnonzero(~linked)  # first vertex of each run
     run_of = np.cumsum(~linked) - 1
     ra, rb = run_of[lo], run_of[hi]  # ra <= rb: runs are numbered in vertex order
-    # (Index arrays throughout: numpy selects with a mixed boolean mask several times slower.)
     cross = np.flatnonzero(ra != rb)
     ra, rb = ra.take(cross), rb.take(cross)
     parent = np.arange(len(run_start), dtype=np.intp)
@@ -49,7 +54,7 @@ def edge_labels(vertex_count: int, lo: NDArray[np.intp], hi: NDArray[np.intp]) -
         ra, rb = parent.take(ra), parent.take(rb)
         cross = np.flatnonzero(ra != rb)
         ra, rb = ra.take(cross), rb.take(cross)
-        np.minimum(ra, rb, out=cross)
+        np.minimum(ra, rb, out=cross)  # smaller end first again (cross is a free buffer now)
         np.maximum(ra, rb, out=rb)
         ra = cross
     out: NDArray[np.intp] = run_start[parent[run_of]]
