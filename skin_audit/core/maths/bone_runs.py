@@ -22,6 +22,9 @@ from .parallel import run_all
 
 F64 = NDArray[np.float64]
 
+#: Columns per (3, 3) x (3, n) product: OpenBLAS keeps products with m n k <= 262144 on the
+#: calling thread; larger ones wake its own threads, which then spin against ours.
+GEMM_COLUMNS = 16384
 #: Weights from which a blend splits its work across threads (below, thread hand-offs cost more).
 PARALLEL_FROM = 200_000
 
@@ -105,10 +108,12 @@ def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None 
             lo, hi = runs.starts[r], runs.starts[r + 1]
             if lo == hi:
                 continue
-            block = products[:, lo:hi]
             bone = runs.bone[r]
-            np.matmul(matrices[bone, :3, :3], gathered[:, lo:hi], out=block)
-            block += matrices[bone, :3, 3:4]
+            for a in range(lo, hi, GEMM_COLUMNS):
+                b = min(a + GEMM_COLUMNS, hi)
+                block = products[:, a:b]
+                np.matmul(matrices[bone, :3, :3], gathered[:, a:b], out=block)
+                block += matrices[bone, :3, 3:4]
         lo, hi = runs.starts[first], runs.starts[stop]
         with np.errstate(invalid="ignore", over="ignore"):  # inf * weight stays for the audit to report
             products[:, lo:hi] *= w[lo:hi]
