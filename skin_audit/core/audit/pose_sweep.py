@@ -168,8 +168,10 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
         if index.size == 0:
             per_bone[bone] = 1.0
             continue
-        turned = is_r[table.bones[index]] & nonzero[index]
-        within = np.where(turned, table.weights[index], 0.0).sum(axis=1)
+        # The weight on turned bones, slot by slot (a short axis=1 sum is slow; empty slots weigh 0).
+        within = np.zeros(index.size)
+        for slot in range(table.bones.shape[1]):
+            within += np.where(is_r[table.bones[index, slot]], table.weights[index, slot], 0.0)
         f = within / total[index]
         still = total[index] <= tolerances.BLENDER_MIN_CONTRIB  # Blender does not move them
         bone_worst = 1.0
@@ -229,8 +231,9 @@ class _InheritForest:
         for c in range(j):
             if up[c] >= 0:
                 children[up[c]].append(c)
-        tin = np.zeros(j, dtype=np.intp)
-        tout = np.zeros(j, dtype=np.intp)
+        # (int32: the walks below read these once per weight; half the memory traffic of intp)
+        tin = np.zeros(j, dtype=np.int32)
+        tout = np.zeros(j, dtype=np.int32)
         clock = 0
         for root in np.flatnonzero(up < 0):
             stack = [(int(root), False)]
@@ -261,6 +264,8 @@ class _InheritForest:
                 above_all = np.ones(len(node), dtype=np.bool_)
                 first = live.copy()
                 for other, t_all in enumerate(times):  # (slot by slot: a short axis=1 is slow)
+                    if other == k and vert is None:
+                        continue  # the first step stands on this slot's own bone: below it, trivially
                     t = t_all if vert is None else t_all[vert]
                     below = (lo <= t) & (t < hi)
                     above_all &= below | (t < 0)
