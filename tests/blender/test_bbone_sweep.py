@@ -81,3 +81,33 @@ def test_a_bone_turned_without_its_bbone_handles_bends_them_and_the_sweep_measur
         worst = np.minimum(worst, np.linalg.svd(t[on_b1, :3, :3] / c[on_b1, None, None], compute_uv=False)[:, -1])
     assert worst.min() < 0.99
     np.testing.assert_allclose(result.smallest[on_b1], np.minimum(worst, 1.0), atol=1e-9)
+
+
+def test_the_dqs_measure_is_taken_at_each_vertex_worst_pose(bpy):
+    """The sweep takes the DQS measure once, at each vertex's worst LBS pose (the only one it keeps):
+    it must equal Blender's dual-quaternion blend (``accumulate_dual``) of that vertex at that pose,
+    recomputed here over every column; 1 where the worst pose is one of the closed-form bones'."""
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.core.audit import pose_sweep
+    from skin_audit.core.audit.armature_modifier import accumulate_dual
+    from skin_audit.core.maths.collapse import dqs_rotation_measures
+
+    arm, tube = build_rig(bpy, segments=(5, 9, 12), edit=handles("ABSOLUTE"))
+    evaluate(bpy, tube)
+    mesh = extract(tube, tube.modifiers[0], bpy.context.evaluated_depsgraph_get(), measure_drift=False)
+    result = pose_sweep.run_sweep(mesh, (90.0, 180.0))
+    from_rest = mesh.for_test_poses()
+    co = from_rest.rest_armature
+    numeric = 0
+    for k in np.unique(result.worst_pose[result.worst_pose >= 0]):
+        vs = np.flatnonzero(result.worst_pose == k)
+        posed = from_rest.with_channel(pose_sweep.pose_channel(from_rest, result.poses[k]))
+        dual = accumulate_dual(co, from_rest.deform_columns, posed)
+        expected = dqs_rotation_measures(dual.real[vs])[0]
+        got = result.dqs_smallest[vs]
+        closed_form = got == 1.0
+        assert np.abs(expected - 1.0).max() < 1e-12  # a blend of rotations is a rotation
+        np.testing.assert_allclose(got[~closed_form], expected[~closed_form], atol=1e-14)
+        numeric += int((~closed_form).sum())
+    assert numeric > 0  # the bent B-Bone's vertices were measured numerically
+    assert np.all(result.dqs_smallest[result.worst_pose < 0] == 1.0)
