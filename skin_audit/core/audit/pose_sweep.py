@@ -209,6 +209,10 @@ def _blending_turned(turned: NDArray[np.bool_], nonzero: NDArray[np.bool_]) -> N
     return np.flatnonzero(has_turned & has_other)
 
 
+#: Rows of the influence table per block of the inherit-forest walk.
+_FOREST_BLOCK = 65536
+
+
 class _InheritForest:
     """Which vertices each sweep bone's turn changes, for every bone at once, in time linear in
     the weights and the depth of the rig (not weights x bones).
@@ -248,16 +252,34 @@ class _InheritForest:
                 stack.extend((c, False) for c in reversed(children[here]))
         self.tin, self.tout = tin, tout
         table = mesh.influence_table
-        slots = table.bones.shape[1]
+        found_v: list[NDArray[np.int32]] = []
+        found_b: list[NDArray[np.int32]] = []
+        # In blocks of vertices: each walk is the vertex's own, and a block's temporaries stay
+        # small (whole-mesh ones were 80 MB more at the peak on a million vertices).
+        for first_row in range(0, mesh.vertex_count, _FOREST_BLOCK):
+            rows = slice(first_row, first_row + _FOREST_BLOCK)
+            self._walk(table.bones[rows], nonzero[rows], first_row, up, found_v, found_b)
+        verts = np.concatenate(found_v) if found_v else np.zeros(0, dtype=np.int32)
+        by = np.concatenate(found_b) if found_b else np.zeros(0, dtype=np.int32)
+        del found_v, found_b
+        # Grouped by bone (a stable radix sort on small integers).
+        order = np.argsort(by.astype(np.int32 if j >= 2**15 else np.int16), kind="stable")
+        self._starts = np.searchsorted(by[order], np.arange(j + 1))
+        del by
+        self._verts: NDArray[np.intp] = verts[order].astype(np.intp)
+
+    def _walk(self, bones: NDArray[np.intp], nonzero: NDArray[np.bool_], offset: int, up: NDArray[np.intp],
+              found_v: list[NDArray[np.int32]], found_b: list[NDArray[np.int32]]) -> None:
+        """Append the (vertex, bone) pairs of a block of rows of the influence table."""
+        tin, tout = self.tin, self.tout
+        slots = bones.shape[1]
         # Each vertex's bones as entry times, one array per slot (empty slots: -1, below no bone).
-        times = [np.where(nonzero[:, k], tin[table.bones[:, k]], -1) for k in range(slots)]
-        found_v: list[NDArray[np.intp]] = []
-        found_b: list[NDArray[np.intp]] = []
+        times = [np.where(nonzero[:, k], tin[bones[:, k]], -1) for k in range(slots)]
         for k in range(slots):
             # Walk up from slot k's bone.  A node is listed from the first slot whose bone is
             # below it only, so no (vertex, bone) pair comes twice.
-            vert: NDArray[np.intp] | None = None  # None: every vertex (the first step, no gathers)
-            node = table.bones[:, k]
+            vert: NDArray[np.intp] | None = None  # None: every row (the first step, no gathers)
+            node = bones[:, k]
             live: NDArray[np.bool_] = nonzero[:, k]
             while True:
                 lo, hi = tin[node], tout[node]
@@ -271,25 +293,18 @@ class _InheritForest:
                     above_all &= below | (t < 0)
                     if other < k:
                         first &= ~below
-                changes = live & ~above_all
-                at = np.flatnonzero(changes)
+                at = np.flatnonzero(live & ~above_all)
                 vert = at if vert is None else vert[at]
                 node = node[at]
                 emit = first[at]
-                found_v.append(vert[emit])
-                found_b.append(node[emit])
+                found_v.append((vert[emit] + offset).astype(np.int32))
+                found_b.append(node[emit].astype(np.int32))
                 node = up[node]
                 alive = node >= 0
                 vert, node = vert[alive], node[alive]
                 if vert.size == 0:
                     break
                 live = np.ones(vert.size, dtype=np.bool_)
-        verts = np.concatenate(found_v) if found_v else np.zeros(0, dtype=np.intp)
-        by = np.concatenate(found_b) if found_b else np.zeros(0, dtype=np.intp)
-        # Grouped by bone (a stable radix sort on small integers); each group in walk order.
-        order = np.argsort(by.astype(np.int32 if j >= 2**15 else np.int16), kind="stable")
-        self._verts = verts[order]
-        self._starts = np.searchsorted(by[order], np.arange(j + 1))
 
     def turns(self, bone: int) -> NDArray[np.bool_]:
         """(J,) the bones a turn of ``bone`` turns."""
@@ -349,12 +364,18 @@ class _Shared:
 
     def __init__(self, mesh: SkinnedMesh) -> None:
         self.mesh = mesh
-        flat = mesh.flat_columns
-        #: Bone of each weight of ``flat_columns``.
-        self.entry_bone = np.repeat(flat.bones, np.diff(flat.starts))
+        self._entry_bone: NDArray[np.intp] | None = None
         self._segments: dict[int, tuple[NDArray[np.intp], F64, NDArray[np.intp], F64]] = {}
         #: Bones evaluated numerically (their vertices' DQS measures are taken at the end).
         self.numeric: set[int] = set()
+
+    @property
+    def entry_bone(self) -> NDArray[np.intp]:
+        """Bone of each weight of ``flat_columns`` (built on first use: only numeric bones read it)."""
+        if self._entry_bone is None:
+            flat = self.mesh.flat_columns
+            self._entry_bone = np.repeat(flat.bones, np.diff(flat.starts))
+        return self._entry_bone
 
     def bbone_column(self, j: int) -> tuple[NDArray[np.intp], F64, NDArray[np.intp], F64]:
         """B-Bone ``j``'s weighted vertices, weights, and their segment and blend (rest data)."""
