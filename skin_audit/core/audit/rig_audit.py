@@ -230,7 +230,7 @@ def _character(meshes: Sequence[SkinnedMesh]) -> _Character:
         if m.group_names:
             weights[[row[n] for n in m.group_names], starts[k]:starts[k + 1]] = m.weights
     points = np.concatenate([to_armature(m) for m in meshes])
-    edges = np.concatenate([m.edges + starts[k] for k, m in enumerate(meshes)]).astype(np.intp)
+    edges = np.concatenate([m.edges + starts[k] for k, m in enumerate(meshes)]).astype(np.intp, copy=False)
     ok = np.isfinite(points).all(axis=1)
     size = max(float(np.ptp(points[ok], axis=0).max()) if ok.any() else 1.0, tolerances.MIN_MESH_SIZE)
     return _Character(points, weights, tuple(names), edges, starts, size)

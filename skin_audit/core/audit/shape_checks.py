@@ -32,8 +32,8 @@ SHAPE_CODES = frozenset({
     "twist-collapse", "volume-loss", "sweep-mismatch", "unpaired-side-bone", "mirror-axis-mismatch",
     "mirror-axis-convention", "mesh-not-symmetric", "no-mirrored-bones", "weight-asymmetry", "stray-weights",
 })
-#: Given sweep poses, Blender's deformed positions (object space) for each.
-SpotChecker = Callable[[Sequence[SweepPose]], Sequence[F64]]
+#: Given sweep poses, Blender's deformed positions (object space) for each, as Blender stores them (float32).
+SpotChecker = Callable[[Sequence[SweepPose]], Sequence[NDArray[np.floating[Any]]]]
 
 
 @dataclass
