@@ -20,11 +20,16 @@ from numpy.typing import NDArray
 
 from .. import tolerances
 from ..maths.affine import rotation
-from ..maths.bbone import bbone_deform_matrices_many, rig_pose_segments_many, vertex_segments
+from ..maths.bbone import (
+    bbone_deform_matrices_many,
+    rig_pose_segments_many,
+    segment_dual_quaternions,
+    vertex_segments,
+)
 from ..maths.collapse import Columns
 from ..maths.quaternions import scaled_rotation_matrix
 from ..maths.small_svd import smallest_singular_and_det
-from .armature_modifier import accumulate_dual
+from .armature_modifier import blender_dual_quaternion
 from .skinned_mesh import SkinnedMesh
 from .stress_poses import turned_channels
 
@@ -193,7 +198,7 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
             r.update(index, k, sv, d, moderate)
             bone_worst = min(bone_worst, float(sv.min()))
         per_bone[bone] = bone_worst
-    _dqs_at_worst(mesh, poses, r, shared.numeric)
+    _dqs_at_worst(mesh, poses, r, shared)
     return SweepResult(tuple(poses), r.smallest, r.det, r.worst, r.det_pose, r.dqs_smallest, r.moderate_smallest,
                        r.moderate_det, r.moderate_pose, r.moderate_det_pose, per_bone)
 
@@ -377,6 +382,12 @@ class _Shared:
             self._entry_bone = np.repeat(flat.bones, np.diff(flat.starts))
         return self._entry_bone
 
+    def segments_of(self, j: int, vertices: NDArray[np.intp]) -> tuple[NDArray[np.intp], F64]:
+        """Segment and blend of some of B-Bone ``j``'s weighted vertices (sorted)."""
+        idx, _, seg, blend = self.bbone_column(j)
+        at = np.searchsorted(idx, vertices)
+        return seg[at], blend[at]
+
     def bbone_column(self, j: int) -> tuple[NDArray[np.intp], F64, NDArray[np.intp], F64]:
         """B-Bone ``j``'s weighted vertices, weights, and their segment and blend (rest data)."""
         hit = self._segments.get(j)
@@ -469,10 +480,11 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
     return bone_worst
 
 
-def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays, numeric: set[int]) -> None:
+def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays, shared: _Shared) -> None:
     """The DQS measure of every vertex whose worst LBS pose turns a numerically evaluated bone, at that
     pose (the only pose the result keeps it for): one dual-quaternion blend per such pose, over its
     vertices only."""
+    numeric = shared.numeric
     if not numeric:
         return
     pose_bone = np.array([p.bone for p in poses], dtype=np.intp)
@@ -484,7 +496,6 @@ def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays
         return
     flat = mesh.flat_columns
     v = mesh.vertex_count
-    co = mesh.rest_armature
     worst = r.worst[verts]
     order = np.argsort(worst, kind="stable")
     verts, worst = verts[order], worst[order]
@@ -496,19 +507,69 @@ def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays
     for bone in {poses[k].bone for k in pose_ids}:
         mine = [k for k in pose_ids if poses[k].bone == bone]
         channel_of.update(zip(mine, _bone_channels(mesh, [poses[k] for k in mine]), strict=True))
+    # Each pose's columns restricted to its vertices (group order kept: Blender's order of the blend).
+    columns_of: dict[int, tuple[NDArray[np.intp], Columns]] = {}
     for k, group in zip(pose_ids, groups, strict=True):
         vs = verts[group]  # ascending: np.argsort is stable and verts was sorted
         keep = np.zeros(v, dtype=bool)
         keep[vs] = True
         remap = np.full(v, -1, dtype=np.intp)
         remap[vs] = np.arange(vs.size)
-        # The columns restricted to these vertices (group order kept: Blender's order of the blend).
         entries = np.flatnonzero(keep[flat.vertex])
         bounds = np.searchsorted(entries, flat.starts)
-        local_cols: Columns = [(int(flat.bones[c]), remap[flat.vertex[entries[lo:hi]]], flat.weight[entries[lo:hi]])
-                               for c, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)) if hi > lo]
-        dual = accumulate_dual(co[vs], local_cols, mesh.with_channel(channel_of[k]))
+        columns_of[k] = (vs, [(int(flat.bones[c]), remap[flat.vertex[entries[lo:hi]]], flat.weight[entries[lo:hi]])
+                              for c, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)) if hi > lo])
+    joints = _joint_rotations(mesh, shared, columns_of, channel_of)
+    plain: dict[tuple[int, bytes], F64] = {}
+    rest = mesh.bones.rest
+    for k, (vs, cols) in columns_of.items():
+        channel = channel_of[k]
+        # The rotation part of Blender's dual-quaternion blend (accumulate_dual's real sum, the
+        # only part the measure reads): every column in group order, each quaternion turned into
+        # the running sum's hemisphere; a B-Bone adds its vertex's two joints, w (1 - b) then w b.
+        real = np.zeros((vs.size, 4))
+        for bone, idx, w in cols:
+            quats = joints.get((k, bone))
+            if quats is not None:
+                seg, blend = shared.segments_of(bone, vs[idx])
+                for joint, part in ((seg, w * (1.0 - blend)), (seg + 1, w * blend)):
+                    q = quats[joint]
+                    flip = np.einsum("vc,vc->v", real[idx], q) < 0.0  # vc,vc->v: per-vertex dot
+                    real[idx] += np.where(part != 0.0, np.where(flip, -part, part), 0.0)[:, None] * q
+                continue
+            key = (bone, channel[bone].tobytes())
+            q1 = plain.get(key)
+            if q1 is None:
+                q1 = plain[key] = blender_dual_quaternion(rest[bone], channel[bone]).real
+            flip = real[idx] @ q1 < 0.0
+            real[idx] += np.where(flip, -w, w)[:, None] * q1
         # dqs_rotation_measures' smallest singular value, in closed form (LAPACK per row was most of it).
-        real = dual.real
         rot = scaled_rotation_matrix(real) / np.sum(real * real, axis=1)[:, None, None]
         r.dqs_smallest[vs] = smallest_singular_and_det(rot)[0]
+
+
+def _joint_rotations(mesh: SkinnedMesh, shared: _Shared, columns_of: dict[int, tuple[NDArray[np.intp], Columns]],
+                     channel_of: dict[int, F64]) -> dict[tuple[int, int], F64]:
+    """(S + 1, 4) dual-quaternion rotation of each B-Bone joint, per (pose, B-Bone) the DQS pass needs:
+    per B-Bone, its curves, deform matrices and joint quaternions at all those poses at once."""
+    bbones = mesh.bones.bbones
+    if not bbones:
+        return {}
+    wanted: dict[int, list[int]] = {}
+    for k, (_, cols) in columns_of.items():
+        for bone, _, _ in cols:
+            if bbones[bone] is not None:
+                wanted.setdefault(bone, []).append(k)
+    out: dict[tuple[int, int], F64] = {}
+    for bone, ks in wanted.items():
+        rb = bbones[bone]
+        assert rb is not None
+        chans = np.array([channel_of[k] for k in ks])
+        curves = rig_pose_segments_many(rb, bone, chans, mesh.bones.rest)
+        deform = bbone_deform_matrices_many(rb.spline.rest, chans[:, bone], rb.rest_segments, curves)
+        joints = rb.rest_segments.shape[0]
+        # Joint by joint (every step of segment_dual_quaternions is), so all poses go in one call.
+        quats = segment_dual_quaternions(rb.spline.rest, np.tile(rb.rest_segments, (len(ks), 1, 1)),
+                                         deform.reshape(-1, 4, 4)).real.reshape(len(ks), joints, 4)
+        out.update(((k, bone), quats[i]) for i, k in enumerate(ks))
+    return out
