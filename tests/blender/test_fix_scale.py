@@ -213,7 +213,8 @@ def test_negative_scale_maps_the_actions_of_nla_strips(bpy, empty_scene):
 def _fcurves(arm):
     from skin_audit.blender.fix.scale import action_fcurves
 
-    return action_fcurves(arm.animation_data.action)
+    anim = arm.animation_data
+    return action_fcurves(anim.action, getattr(anim, "action_slot", None))
 
 
 def test_non_uniform_scale_rest_and_location_poses_stay(bpy, empty_scene):
@@ -256,6 +257,7 @@ def test_non_uniform_scale_refuses_keys_it_cannot_map_and_changes_nothing(bpy, e
     from skin_audit.core.errors import InputError
 
     obj, arm = rig(bpy, (1.5, 1.0, 0.8))
+    arm.data.bones["Mid"].bbone_segments = 1  # its curves would be refused first
     arm.pose.bones["Mid"].keyframe_insert("location", frame=1)
     bpy.context.view_layer.update()
     rest = {b.name: np.array(b.matrix_local).tobytes() for b in arm.data.bones}
@@ -286,6 +288,192 @@ def test_scale_from_a_parent_is_refused(bpy, empty_scene):
     holder.scale = (1.0, 3.0, 1.0)
     arm.parent = holder
     bpy.context.view_layer.update()
-    with pytest.raises(InputError, match="comes from 'Holder'"):
+    with pytest.raises(InputError, match="comes from its parent 'Holder'"):
         run_fix(bpy, obj, "non-uniform-armature-scale")
     assert tuple(arm.scale) == (1.0, 1.0, 2.0)
+
+
+# ------------------------------------------------------------------ review: refusals change nothing
+
+def state(bpy):
+    """Everything a refused fix must leave bit for bit: every object's matrices, every mesh's
+    corners and positions, every armature's rest bones and sizes, every pose, every key."""
+    out = {}
+    for o in bpy.data.objects:
+        out[o.name] = (np.array(o.matrix_parent_inverse).tobytes(), np.array(o.matrix_basis).tobytes(),
+                       tuple(o.delta_scale))
+        if o.type == "MESH":
+            co = np.zeros(len(o.data.vertices) * 3, dtype=np.float32)
+            o.data.vertices.foreach_get("co", co)
+            out[o.name + " mesh"] = (co.tobytes(), [v for p in o.data.polygons for v in p.vertices],
+                                     o.data.has_custom_normals)
+        if o.type == "ARMATURE":
+            out[o.name + " rest"] = [(np.array(b.matrix_local).tobytes(), b.head_radius, b.tail_radius,
+                                      b.envelope_distance, b.bbone_curveinx) for b in o.data.bones]
+            out[o.name + " pose"] = [(tuple(p.location), tuple(p.rotation_quaternion), tuple(p.rotation_euler),
+                                      p.bbone_curveinx) for p in o.pose.bones]
+    out["keys"] = [(fc.data_path, fc.array_index, [tuple(k.co) for k in fc.keyframe_points])
+                   for a in bpy.data.actions for fc in _all_fcurves(a)]
+    out["ids"] = (len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.shape_keys))
+    return out
+
+
+def _all_fcurves(action):
+    if getattr(action, "layers", None):
+        return [fc for layer in action.layers for strip in layer.strips for bag in strip.channelbags
+                for fc in bag.fcurves]
+    return list(action.fcurves)
+
+
+def refused(bpy, obj, code, match):
+    """The fix raises InputError matching ``match`` and changes nothing."""
+    from skin_audit.core.errors import InputError
+
+    bpy.context.view_layer.update()
+    before = state(bpy)
+    with pytest.raises(InputError, match=match):
+        run_fix(bpy, obj, code)
+    assert state(bpy) == before
+
+
+def _empty(bpy, name, scene=None):
+    e = bpy.data.objects.new(name, None)
+    (scene or bpy.context.scene).collection.objects.link(e)
+    return e
+
+
+def _child_of(bpy, obj, arm):
+    c = _empty(bpy, "Held").constraints.new("CHILD_OF")
+    c.target, c.subtarget = arm, "Top"
+
+
+def _copy_rotation(bpy, obj, arm):
+    c = _empty(bpy, "Follower").constraints.new("COPY_ROTATION")
+    c.target, c.subtarget = arm, "Top"
+
+
+def _driver(bpy, obj, arm):
+    d = obj.data.shape_keys.key_blocks["Bulge"].driver_add("value").driver
+    d.type, d.expression = "SCRIPTED", "0.4 + var"
+    v = d.variables.new()
+    v.type = "TRANSFORMS"
+    v.targets[0].id, v.targets[0].bone_target = arm, "Mid"
+    v.targets[0].transform_type, v.targets[0].transform_space = "ROT_Y", "LOCAL_SPACE"
+
+
+def _limit_rotation(bpy, obj, arm):
+    c = arm.pose.bones["Mid"].constraints.new("LIMIT_ROTATION")
+    c.use_limit_y, c.min_y, c.max_y, c.owner_space = True, -0.1, 0.5, "LOCAL"
+
+
+def _ik(bpy, obj, arm):
+    c = arm.pose.bones["Top"].constraints.new("IK")
+    c.target, c.pole_target, c.chain_count, c.pole_angle = _empty(bpy, "Goal"), _empty(bpy, "Pole"), 2, -1.2
+
+
+def _stretch(bpy, obj, arm):
+    arm.pose.bones["Side"].constraints.new("STRETCH_TO").target = bpy.data.objects["Cap"]
+
+
+def _hook(bpy, obj, arm):
+    h = bpy.data.objects["Cap"].modifiers.new("Hook", "HOOK")
+    h.object, h.subtarget = arm, "Top"
+
+
+def _damped_child(bpy, obj, arm):
+    eye = _empty(bpy, "EyeAim")
+    eye.parent, eye.location = arm, (0.2, 0.3, 1.7)
+    eye.constraints.new("DAMPED_TRACK").target = _empty(bpy, "Target")
+
+
+def _second_scene(bpy, obj, arm):
+    e = _empty(bpy, "Elsewhere", bpy.data.scenes.new("Second"))
+    e.parent, e.parent_type, e.parent_bone = arm, "BONE", "Top"
+
+
+def _armature_constraint(bpy, obj, arm):
+    arm.constraints.new("COPY_LOCATION").target = _empty(bpy, "Spot")
+
+
+@pytest.mark.parametrize(("setup", "named"), [
+    (_child_of, "constraint 'Child Of' of 'Held'"),
+    (_copy_rotation, "constraint 'Copy Rotation' of 'Follower'"),
+    (_driver, "driver of 'Key.*key_blocks\\[\"Bulge\"\\].value"),
+    (_limit_rotation, "constraint 'Limit Rotation' on bone 'Mid'"),
+    (_ik, "constraint 'IK' on bone 'Top'"),
+    (_stretch, "constraint 'Stretch To' on bone 'Side'"),
+    (_hook, "modifier 'Hook' of 'Cap'"),
+    (_damped_child, "constraint 'Damped Track' of child 'EyeAim'"),
+    (_second_scene, "child 'Elsewhere' outside view layer"),
+    (_armature_constraint, "object constraint 'Copy Location' of 'Body_Armature'"),
+])
+def test_rig_features_the_fix_cannot_map_are_refused_by_name(bpy, empty_scene, setup, named):
+    """Each changes its result when bone axes and units change (measured on this rig mirrored:
+    0.03 to 1.5 units): refused, naming it, with nothing changed."""
+    obj, arm = rig(bpy, (-1.25, 1.25, 1.25))
+    pose(bpy, arm)
+    setup(bpy, obj, arm)
+    refused(bpy, obj, "negative-armature-scale", named)
+
+
+def test_a_zero_scale_child_is_refused_before_anything_changes(bpy, empty_scene):
+    obj, arm = rig(bpy, (-1.25, 1.25, 1.25))
+    pose(bpy, arm)
+    z = _empty(bpy, "Zeroed")  # the last child: before, the rest pose had changed when it failed
+    z.parent, z.scale = arm, (0.0, 1.0, 1.0)
+    refused(bpy, obj, "negative-armature-scale", "'Zeroed' .*zero scale")
+
+
+def test_a_library_action_is_refused(bpy, empty_scene, tmp_path):
+    """Keys mapped in a linked action revert on save (the reviewer measured 1.8 units after reopening)."""
+    obj, arm = rig(bpy, (-1.25, 1.25, 1.25))
+    pose(bpy, arm)
+    act = arm.animation_data.action
+    act.name = "LibAct"
+    bpy.data.libraries.write(str(tmp_path / "lib.blend"), {act})
+    arm.animation_data.action = None
+    bpy.data.actions.remove(act)
+    with bpy.data.libraries.load(str(tmp_path / "lib.blend"), link=True) as (_, dst):
+        dst.actions = ["LibAct"]
+    arm.animation_data.action = dst.actions[0]
+    if hasattr(arm.animation_data, "action_slot"):
+        arm.animation_data.action_slot = dst.actions[0].slots[0]
+    refused(bpy, obj, "negative-armature-scale", "action 'LibAct' is linked from a library")
+
+
+def test_fcurve_modifiers_on_mapped_channels_are_refused(bpy, empty_scene):
+    obj, arm = rig(bpy, (-1.25, 1.25, 1.25))
+    pose(bpy, arm)
+    fc = next(f for f in _fcurves(arm) if f.data_path.endswith('"Root"].location') and f.array_index == 0)
+    g = fc.modifiers.new("GENERATOR")
+    g.use_additive, g.coefficients = True, (0.15, 0.0)
+    refused(bpy, obj, "negative-armature-scale", r'F-curve modifiers .*pose.bones\["Root"\].location\[0\]')
+
+
+def test_bbone_curves_under_a_non_uniform_scale_are_refused(bpy, empty_scene):
+    """A posed curve offset bends differently under a non-uniform scale, even along its axes (0.11
+    measured): refused. Under a uniform scale (the other tests) they map exactly."""
+    obj, arm = rig(bpy, (1.5, 1.5, 0.8))
+    refused(bpy, obj, "non-uniform-armature-scale", "B-Bone curve offsets of bone 'Mid'")
+
+
+def test_refusals_say_where_the_scale_is(bpy, empty_scene):
+    from mathutils import Matrix
+
+    from skin_audit.blender.fix.scale import apply_armature_scale
+    from skin_audit.core.errors import InputError
+
+    obj, arm = rig(bpy, (1.0, 1.0, 1.0))
+    arm.parent = _empty(bpy, "Holder")
+    arm.matrix_parent_inverse = Matrix.Diagonal((1.0, 1.5, 1.0, 1.0))
+    refused(bpy, obj, "non-uniform-armature-scale", "parent inverse of 'Body_Armature'.*Apply > Parent Inverse")
+    # No parent, its world scale set by its own constraint: the constraint is named (not "its parent").
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    obj, arm = rig(bpy, (1.0, 1.0, 2.0))
+    c = arm.constraints.new("LIMIT_SCALE")
+    c.use_max_z, c.max_z = True, 1.0
+    bpy.context.view_layer.update()  # its world is unscaled, so the audit has no finding: call the fix itself
+    before = state(bpy)
+    with pytest.raises(InputError, match="stay scaled .*its object constraints \\('Limit Scale'\\)"):
+        apply_armature_scale(bpy.context, arm)
+    assert state(bpy) == before

@@ -154,11 +154,13 @@ def _pose_path(path: str) -> tuple[str, str] | None:
     return bone.replace('\\"', '"'), prop
 
 
-def action_fcurves(action: bpy.types.Action) -> list[bpy.types.FCurve]:
-    """Every F-curve of an action: layered actions (Blender 4.4+) through their channel bags."""
+def action_fcurves(action: bpy.types.Action, slot: bpy.types.ActionSlot | None = None) -> list[bpy.types.FCurve]:
+    """The F-curves an action animates ``slot`` with: layered actions (Blender 4.4+) through the
+    channel bags of that slot only (another slot animates another object); legacy actions whole."""
     if getattr(action, "layers", None):
+        handle = None if slot is None else slot.handle
         return [fc for layer in action.layers for strip in layer.strips
-                for bag in strip.channelbags for fc in bag.fcurves]
+                for bag in strip.channelbags if bag.slot_handle == handle for fc in bag.fcurves]
     return list(getattr(action, "fcurves", ()))
 
 
@@ -167,14 +169,26 @@ def _strips(strips: bpy.types.bpy_prop_collection) -> list[bpy.types.NlaStrip]:
     return [x for strip in strips for x in (strip, *_strips(strip.strips))]
 
 
-def played_actions(obj: bpy.types.Object) -> list[bpy.types.Action]:
-    """The actions ``obj`` plays: the assigned one and those of its NLA strips (glTF imports put
-    every animation in a strip), each once."""
+def played_actions(obj: bpy.types.Object) -> list[tuple[bpy.types.Action, bpy.types.ActionSlot | None]]:
+    """The actions ``obj`` plays, each with the slot it plays (None before Blender 4.4): the
+    assigned one and those of its NLA strips (glTF imports put every animation in a strip), each once."""
     anim = obj.animation_data
     if anim is None:
         return []
-    found = [anim.action] + [s.action for t in anim.nla_tracks for s in _strips(t.strips)]
-    return list({a.name: a for a in found if a is not None}.values())
+    found = [(anim.action, getattr(anim, "action_slot", None))] + [
+        (s.action, getattr(s, "action_slot", None)) for t in anim.nla_tracks for s in _strips(t.strips)]
+    return list({(a.as_pointer(), slot.handle if slot is not None else None): (a, slot)
+                 for a, slot in found if a is not None}.values())
+
+
+def _plays(obj: bpy.types.Object, action: bpy.types.Action, slot: bpy.types.ActionSlot | None) -> bool:
+    return any(a == action and (slot is None or (other is not None and other.handle == slot.handle))
+               for a, other in played_actions(obj))
+
+
+def _linked(data: bpy.types.ID | None) -> bool:
+    """Library data (edits are lost on save: the file keeps a link) or a library override."""
+    return data is not None and (data.library is not None or data.override_library is not None)
 
 
 @dataclass
@@ -209,28 +223,41 @@ def _keyed_changes(arm: bpy.types.Object, maps: dict[str, _BoneMap]) -> _KeyEdit
     edits = _KeyEdits([], [])
     anim = arm.animation_data
     drivers = list(anim.drivers) if anim is not None else []
-    for action, fc in [*((a, fc) for a in played_actions(arm) for fc in action_fcurves(a)),
+    for action, fc in [*((a, fc) for a, slot in played_actions(arm) for fc in action_fcurves(a, slot)),
                        *((None, d) for d in drivers)]:
         if fc.data_path in ("scale", "delta_scale"):
             what = f"action '{action.name}' keys" if action is not None else "a driver sets"
             raise InputError(f"'{arm.name}': {what} the object's {fc.data_path}, which the fix sets to 1 for "
                              "good. Remove those keys or that driver (or apply the scale yourself per frame), "
                              "then fix")
-    for action in played_actions(arm):
-        keyed = [(fc, p) for fc in action_fcurves(action) if (p := _pose_path(fc.data_path)) and p[0] in maps]
+    for action, slot in played_actions(arm):
+        keyed = [(fc, p) for fc in action_fcurves(action, slot)
+                 if (p := _pose_path(fc.data_path)) and p[0] in maps]
         if not keyed:
             continue
-        others = [o.name for o in bpy.data.objects if o != arm and action in played_actions(o)]
+        if _linked(action):
+            where = "linked from a library" if action.library is not None else "a library override"
+            raise InputError(f"'{arm.name}': action '{action.name}' is {where}; keys the fix maps would revert "
+                             "on save. Make it local (Object > Relations > Make Local), then fix")
+        others = [o.name for o in bpy.data.objects if o != arm and _plays(o, action, slot)]
         if others:
             raise InputError(f"'{arm.name}': action '{action.name}' is also played by {', '.join(others)}; "
                              "its keys cannot change for one of them. Make it single user, then fix")
         locations: dict[str, list[bpy.types.FCurve]] = {}
+        changed = []
         for fc, (bone, prop) in keyed:
             factor = maps[bone].factor(prop, fc.array_index)
             if prop == "location" and factor is None:
                 locations.setdefault(bone, []).append(fc)
+                changed.append(fc)
             elif factor is not None and factor != 1.0:
                 edits.scaled.append((fc, factor))
+                changed.append(fc)
+        modified = [f"{fc.data_path}[{fc.array_index}]" for fc in changed if any(not m.mute for m in fc.modifiers)]
+        if modified:
+            raise InputError(f"'{arm.name}': action '{action.name}' has F-curve modifiers on channels the fix "
+                             f"maps ({', '.join(modified)}); their output would not follow the keys. Apply or "
+                             "remove those modifiers (Channel > Bake Channels), then fix")
         for bone, curves in locations.items():
             curves.sort(key=lambda fc: fc.array_index)
             if [fc.array_index for fc in curves] != [0, 1, 2] or not _mixable(curves):
@@ -280,12 +307,36 @@ def _still_scaled(world: F64) -> str:
     return ""
 
 
+def _still_scaled_why(arm: bpy.types.Object) -> str:
+    """Where the scale the armature keeps without its own comes from: its constraints, its parent
+    or its parent inverse."""
+    constraints = ", ".join(f"'{c.name}'" for c in _active(arm.constraints))
+    if constraints:
+        return (f"its object constraints ({constraints}) set its world matrix, not its scale alone. Apply "
+                "them (Object > Apply > Visual Transform) and remove them, then fix")
+    if arm.parent is not None:
+        why = _still_scaled(_m(arm.parent.matrix_world))
+        if why:
+            return (f"the scale comes from its parent '{arm.parent.name}' ({why}). Apply the parent's scale "
+                    "first (Ctrl+A), then fix")
+    if _still_scaled(_m(arm.matrix_parent_inverse)):
+        return (f"the scale sits in the parent inverse of '{arm.name}' (set when it was parented). Apply it "
+                "(Object > Apply > Parent Inverse), then fix")
+    return (f"its parent '{arm.parent.name if arm.parent else ''}' turns the armature's own scale axes. Apply "
+            "the parent's rotation and scale first, then fix")
+
+
 def _check(context: bpy.types.Context, arm: bpy.types.Object, s: F64) -> None:
     if arm.mode == "EDIT":
         raise InputError(f"'{arm.name}' is in Edit Mode; leave it, then fix")
     if context.view_layer.objects.get(arm.name) != arm:
         raise InputError(f"'{arm.name}' is not in view layer '{context.view_layer.name}' (an excluded "
                          "collection?); its rest pose is edited in Edit Mode there. Include it, then fix")
+    for data in (arm, arm.data):
+        if _linked(data):
+            where = "linked from a library" if data.library is not None else "a library override"
+            raise InputError(f"'{data.name}' of '{arm.name}' is {where}; its rest pose and scale cannot be "
+                             "changed for good here. Make it local (Object > Relations > Make Local), then fix")
     if arm.data.users > 1:
         users = [o.name for o in bpy.data.objects if o.data == arm.data and o != arm]
         raise InputError(f"armature data '{arm.data.name}' of '{arm.name}' is shared with "
@@ -296,33 +347,231 @@ def _check(context: bpy.types.Context, arm: bpy.types.Object, s: F64) -> None:
     rest_world = _m(arm.matrix_world) @ np.diag([*(1.0 / s), 1.0])
     why = _still_scaled(rest_world)
     if why:
-        parent = arm.parent.name if arm.parent else "its parent"
-        raise InputError(f"'{arm.name}' would stay {why} without its own scale: the scale comes from "
-                         f"'{parent}'. Apply the parent's scale first (Ctrl+A), then fix")
+        raise InputError(f"'{arm.name}' would stay {why} without its own scale: {_still_scaled_why(arm)}")
+    blocked = _unmappable(context, arm, s)
+    if blocked:
+        raise InputError(
+            f"'{arm.name}': the fix cannot carry these through the new bone axes and units, so they would give "
+            f"other results afterwards: {'; '.join(blocked)}. Apply, remove or mute them (or apply the scale "
+            "by hand), then fix")
 
 
-def _mirrored_children(arm: bpy.types.Object, s: F64) -> list[bpy.types.Object]:
+def _active(items: bpy.types.bpy_prop_collection) -> list[bpy.types.Constraint]:
+    return [c for c in items if not c.mute and c.influence > 0]
+
+
+def _points_at(struct: bpy.types.bpy_struct, ids: tuple[bpy.types.ID, ...]) -> bool:
+    """Whether an RNA struct (constraint, modifier) has a pointer property (or an Armature
+    constraint target, or a Geometry Nodes input) set to one of ``ids``."""
+    values = [getattr(struct, p.identifier, None) for p in struct.bl_rna.properties if p.type == "POINTER"]
+    values += [t.target for t in getattr(struct, "targets", ()) if hasattr(t, "target")]
+    if getattr(struct, "type", "") == "NODES":
+        values += [struct[k] for k in struct.keys()]
+    return any(isinstance(v, bpy.types.ID) and v in ids for v in values)
+
+
+_ANIMATED = ("objects", "meshes", "shape_keys", "armatures", "materials", "node_groups", "scenes", "worlds",
+             "lights", "cameras", "curves", "lattices", "textures", "particles", "hair_curves", "pointclouds")
+
+
+def _unmappable(context: bpy.types.Context, arm: bpy.types.Object, s: F64) -> list[str]:
+    """The rig features whose result the new bone axes and units change, which the fix does not map:
+    every active constraint of the armature, its bones and its children; constraints, modifiers
+    (other than Armature) and drivers elsewhere that read the armature; drivers on the armature;
+    children outside this view layer (their world matrix is not evaluated here) or linked; posed or
+    rest B-Bone curves under a non-uniform scale."""
+    ids = (arm, arm.data)
+    out = [f"object constraint '{c.name}' of '{arm.name}'" for c in _active(arm.constraints)]
+    out += [f"constraint '{c.name}' on bone '{pb.name}'" for pb in arm.pose.bones for c in _active(pb.constraints)]
+    layer = context.view_layer.objects
+    children = set(arm.children)
+    for o in bpy.data.objects:
+        if o == arm:
+            continue
+        own = _active(o.constraints)
+        if o in children:
+            out += [f"constraint '{c.name}' of child '{o.name}'" for c in own]
+        else:
+            out += [f"constraint '{c.name}' of '{o.name}' (targets '{arm.name}')" for c in own if _points_at(c, ids)]
+        if o.pose is not None:
+            out += [f"constraint '{c.name}' on bone '{pb.name}' of '{o.name}' (targets '{arm.name}')"
+                    for pb in o.pose.bones for c in _active(pb.constraints) if _points_at(c, ids)]
+        out += [f"modifier '{m.name}' of '{o.name}' (uses '{arm.name}')" for m in o.modifiers
+                if m.type != "ARMATURE" and _points_at(m, ids)]
+    for c in arm.children:
+        if layer.get(c.name) != c:
+            out.append(f"child '{c.name}' outside view layer '{context.view_layer.name}' (another scene or an "
+                       "excluded collection: include it or unparent it)")
+        elif _linked(c):
+            out.append(f"child '{c.name}' linked from a library or overridden (make it local)")
+    for name in _ANIMATED:
+        for data in getattr(bpy.data, name, ()):
+            anim = getattr(data, "animation_data", None)
+            for d in (anim.drivers if anim is not None else ()):
+                if d.mute:
+                    continue
+                reads = any(t.id in ids for v in d.driver.variables for t in v.targets)
+                if data in ids or reads:
+                    verb = "reads" if reads else "sets"
+                    out.append(f"driver of '{data.name}' {d.data_path}[{d.array_index}] ({verb} '{arm.name}')")
+    if np.ptp(np.abs(s)) > tolerances.NON_UNIFORM_SCALE_RELATIVE * np.abs(s).max():
+        # Measured: a posed curve offset moves the mesh under a non-uniform scale even along a scale axis.
+        keyed = {_pose_path(fc.data_path) for a, slot in played_actions(arm) for fc in action_fcurves(a, slot)}
+        for b in arm.data.bones:
+            if b.bbone_segments > 1 and (any(getattr(b, p) != 0.0 or getattr(arm.pose.bones[b.name], p) != 0.0
+                                             or (b.name, p) in keyed for p in _CURVES)):
+                out.append(f"B-Bone curve offsets of bone '{b.name}' (a non-uniform scale bends them differently)")
+    return out
+
+
+# ------------------------------------------------------------------ children and mirrored meshes
+
+#: Modifiers that give the same world result when a reflection goes into the mesh data (and the
+#: faces flip): they work along normals, on topology or in world space (checked per modifier below).
+_REFLECTION_SAFE = ("ARMATURE", "SUBSURF", "TRIANGULATE", "SOLIDIFY", "EDGE_SPLIT", "WELD", "MIRROR", "DISPLACE")
+
+
+@dataclass
+class _Bake:
+    """A mirrored mesh child: the reflection (3, 3) that goes into its data, and its corner
+    normals (L, 3) and (polygon, vertex) keys when it has custom normals."""
+
+    obj: bpy.types.Object
+    reflection: F64
+    normals: F64 | None
+    corners: NDArray[np.int64] | None
+
+
+def _corner_keys(me: bpy.types.Mesh) -> NDArray[np.int64]:
+    """(L,) one key per corner, ``polygon * V + vertex``: the same corner before and after a flip."""
+    verts = np.zeros(len(me.loops), dtype=np.int64)
+    me.loops.foreach_get("vertex_index", verts)
+    sizes = np.zeros(len(me.polygons), dtype=np.int64)
+    me.polygons.foreach_get("loop_total", sizes)
+    return np.repeat(np.arange(len(sizes)), sizes) * len(me.vertices) + verts
+
+
+def _corner_normals(me: bpy.types.Mesh) -> F64:
+    """(L, 3) the mesh's corner normals in its own space (4.2: calc_normals_split)."""
+    out = np.zeros(len(me.loops) * 3, dtype=np.float32)
+    if hasattr(me, "corner_normals"):
+        me.corner_normals.foreach_get("vector", out)
+    else:
+        me.calc_normals_split()
+        me.loops.foreach_get("normal", out)
+    return out.reshape(-1, 3).astype(np.float64)
+
+
+def _bake_plan(c: bpy.types.Object, arm: bpy.types.Object) -> _Bake:
+    """How the mirror goes into ``c``'s data: a reflection through a local axis no local-space
+    Displace uses (the rest of the scale stays on the object, so modifiers keep their units);
+    InputError for modifiers that would not follow."""
+    blocked, axes = [], {0, 1, 2}
+    for m in c.modifiers:
+        ok = m.type in _REFLECTION_SAFE
+        if m.type == "MIRROR":
+            ok = m.mirror_object is None
+        elif m.type == "DISPLACE":
+            ok = m.texture is None or m.texture_coords in ("UV", "GLOBAL", "OBJECT")
+            if m.direction == "RGB_TO_XYZ" and m.space == "LOCAL":
+                ok = False
+            elif m.direction in ("X", "Y", "Z") and m.space == "LOCAL":
+                axes.discard("XYZ".index(m.direction))  # a reflection through that axis turns it round
+        if not ok:
+            blocked.append(f"'{m.name}' ({m.type})")
+    if not axes:
+        blocked.append("Displace along all three local axes")
+    if blocked:
+        raise InputError(f"'{c.name}': the mirror of '{arm.name}' goes into its mesh data, and its modifiers "
+                         f"{', '.join(blocked)} work in the mesh's own axes or bound data, so they would give "
+                         "another result. Apply or remove them, then fix")
+    if c.data.users > 1 or _linked(c.data) or _linked(c):
+        raise InputError(f"mesh data '{c.data.name}' of '{c.name}' is shared, linked or overridden; the mirror "
+                         f"of '{arm.name}' goes into it. Make it single user and local, then fix")
+    reflection = np.eye(3)
+    reflection[min(axes), min(axes)] = -1.0
+    me = c.data
+    if not me.has_custom_normals:
+        return _Bake(c, reflection, None, None)
+    normals = _corner_normals(me)
+    # Blender keeps a custom normal as an angle from the automatic one and a turn from one edge of its
+    # fan; the flip makes another edge that reference, so under a pose only the angle survives exactly
+    # (measured: a normal 0.01 off the automatic one is 0.004 off after the bake, 0.6 off gives 0.5).
+    plain = me.copy()
+    holder = bpy.data.objects.new(f"{c.name} automatic normals", plain)
+    try:
+        with bpy.context.temp_override(object=holder, active_object=holder):
+            bpy.ops.mesh.customdata_custom_splitnormals_clear()
+        deviation = float(np.abs(normals - _corner_normals(plain)).max(initial=0.0))
+    finally:
+        bpy.data.objects.remove(holder)
+        bpy.data.meshes.remove(plain)
+    if deviation > tolerances.SCALE_FIX_CUSTOM_NORMAL_DEVIATION:
+        raise InputError(
+            f"'{c.name}': the mirror of '{arm.name}' goes into its mesh data with its faces flipped, and its custom "
+            f"normals (up to {deviation:.3g} off the automatic ones) would then bend differently under a pose: "
+            "Blender stores them relative to a face edge that the flip changes. Clear them (Mesh Data > Normals > "
+            "Clear Custom Split Normals) if the automatic normals will do, or apply the mirror by hand, then fix")
+    return _Bake(c, reflection, normals, _corner_keys(me))
+
+
+def _mirrored_children(arm: bpy.types.Object, s: F64) -> list[_Bake]:
     """Skinned mesh children whose world stays mirrored unless the mirror goes into their data."""
     if np.prod(s) >= 0:
         return []
-    out = [c for c in arm.children if c.type == "MESH" and c.parent_type in ("OBJECT", "ARMATURE")
-           and any(m.object == arm for m in armature_modifiers(c)) and np.linalg.det(_m(c.matrix_world)[:3, :3]) < 0]
-    for c in out:
-        if c.data.users > 1:
-            raise InputError(f"mesh data '{c.data.name}' of '{c.name}' is shared; the mirror of '{arm.name}' "
-                             "goes into it. Make it single user, then fix")
-    return out
+    return [_bake_plan(c, arm) for c in arm.children if c.type == "MESH" and c.parent_type in ("OBJECT", "ARMATURE")
+            and any(m.object == arm for m in armature_modifiers(c)) and np.linalg.det(_m(c.matrix_world)[:3, :3]) < 0]
+
+
+def _check_children(objects: list[bpy.types.Object]) -> None:
+    """Every object whose parent inverse the fix rewrites can have one: ``parent inverse @ basis``
+    and its world matrix invertible (so nothing fails half way)."""
+    for o in objects:
+        for what, matrix in (("scale (or parent inverse)", _m(o.matrix_parent_inverse) @ _m(o.matrix_basis)),
+                             ("world matrix", _m(o.matrix_world))):
+            if abs(np.linalg.det(matrix[:3, :3])) <= tolerances.SCALE_FIX_SMALLEST:
+                raise InputError(f"'{o.name}' (a child of '{o.parent.name}') has a zero {what}; its parent "
+                                 "inverse cannot keep it in place. Give it a non-zero scale (or unparent it), "
+                                 "then fix")
 
 
 def _keep_world(obj: bpy.types.Object, world: Matrix) -> None:
     """Give ``obj`` the parent inverse that puts it back at ``world`` under its parent's new matrix."""
-    parent_part = obj.matrix_world @ (obj.matrix_parent_inverse @ obj.matrix_basis).inverted()
+    local = obj.matrix_parent_inverse @ obj.matrix_basis
+    parent_part = obj.matrix_world @ local.inverted()
     obj.matrix_parent_inverse = parent_part.inverted() @ world @ obj.matrix_basis.inverted()
+
+
+def _bake(plan: _Bake) -> None:
+    """The reflection into the mesh data (shape keys too), faces flipped, custom normals re-set."""
+    me = plan.obj.data
+    me.transform(_m4(plan.reflection), shape_keys=True)
+    me.flip_normals()
+    me.update()  # face and corner normal caches of the new geometry: custom normals are encoded in them
+    if plan.normals is not None and plan.corners is not None:
+        # The flip reorders each face's corners: find each new corner's old one by (face, vertex).
+        order = np.argsort(plan.corners)
+        old = order[np.searchsorted(plan.corners, _corner_keys(me), sorter=order)]
+        me.normals_split_custom_set((plan.normals[old] @ plan.reflection.T).tolist())
+    me.update()
+
+
+def _m4(m3: F64) -> Matrix:
+    out = np.eye(4)
+    out[:3, :3] = m3
+    return Matrix(out.tolist())
+
+
+_SIZES = ("head_radius", "tail_radius", "envelope_distance", "bbone_x", "bbone_z")
 
 
 def _edit_rest(view_layer: bpy.types.ViewLayer, arm: bpy.types.Object, s: F64, maps: dict[str, _BoneMap]) -> None:
     """Rest bones times ``S``, in Edit Mode (the only place heads, tails and rolls are written)."""
+    # Sizes are read and written on the bones in Object Mode: in Edit Mode a connected bone's head
+    # radius is its parent's tail radius (written twice it would be scaled twice), and the round
+    # trip gives it that value even where the bones disagreed (Object Mode writes keep what deforms).
     k = blender_scale(s)
+    sizes = {b.name: {p: getattr(b, p) * k for p in _SIZES} for b in arm.data.bones}
     try:
         previous, previous_mode = enter_edit(view_layer, arm)
     except RuntimeError as exc:  # nothing is changed yet
@@ -330,20 +579,20 @@ def _edit_rest(view_layer: bpy.types.ViewLayer, arm: bpy.types.Object, s: F64, m
                          "visible, then fix") from exc
     try:
         # Read every bone first: writing a connected bone's head moves its parent's tail.
-        rest = [(eb, s * _m(eb.head), s * _m(eb.tail), s * _m(eb.z_axis)) for eb in arm.data.edit_bones]
-        for eb, head, tail, _ in rest:
+        rest = [(eb, s * _m(eb.head), s * _m(eb.tail), s * _m(eb.z_axis),
+                 {p: getattr(eb, p) * _axis_factor(maps[eb.name], p, 0) for p in (*_CURVES, *_ROLLS)})
+                for eb in arm.data.edit_bones]
+        for eb, head, tail, _, _ in rest:
             eb.head, eb.tail = Vector(head.tolist()), Vector(tail.tolist())
-        for eb, _, _, z in rest:
+        for eb, _, _, z, values in rest:
             eb.align_roll(Vector(z.tolist()))
-            eb.head_radius *= k
-            eb.tail_radius *= k
-            eb.envelope_distance *= k
-            eb.bbone_x *= k
-            eb.bbone_z *= k
-            for prop in (*_CURVES, *_ROLLS):
-                setattr(eb, prop, getattr(eb, prop) * _axis_factor(maps[eb.name], prop, 0))
+            for prop, value in values.items():
+                setattr(eb, prop, value)
     finally:
         leave_edit(view_layer, previous, previous_mode)
+    for bone in arm.data.bones:
+        for prop, value in sizes[bone.name].items():
+            setattr(bone, prop, value)
 
 
 def apply_armature_scale(context: bpy.types.Context, arm: bpy.types.Object) -> tuple[str, int]:
@@ -351,14 +600,19 @@ def apply_armature_scale(context: bpy.types.Context, arm: bpy.types.Object) -> t
     view_layer = context.view_layer
     view_layer.update()  # world matrices of this frame and pose, evaluated
     s = armature_basis_scale(arm)
-    _check(context, arm, s)
     if np.array_equal(s, np.ones(3)):
+        why = _still_scaled(_m(arm.matrix_world))
+        if why:
+            raise InputError(f"'{arm.name}' has scale 1 and is {why}: {_still_scaled_why(arm)}")
         return f"'{arm.name}' has no object scale left to apply", 0
+    _check(context, arm, s)
     maps = bone_maps(arm, s)
     keys = _keyed_changes(arm, maps)
     baked = _mirrored_children(arm, s)
     children = list(arm.children)
-    world_before = {c.name: c.matrix_world.copy() for c in [*children, *(g for b in baked for g in b.children)]}
+    grandchildren = [g for b in baked for g in b.obj.children]
+    _check_children([*children, *grandchildren])
+    world_before = {c.name: c.matrix_world.copy() for c in [*children, *grandchildren]}
 
     # 1. Rest bones.
     hidden = arm.hide_viewport
@@ -379,29 +633,28 @@ def apply_armature_scale(context: bpy.types.Context, arm: bpy.types.Object) -> t
         _mix_fcurves(curves, matrix)
     view_layer.update()
 
-    # 3. Children: the same world matrix, or (mirrored meshes) the mirror in their data.
+    # 3. Children: the same world matrix; mirrored meshes: the reflection in their data, the
+    #    rest of the scale on the object (world = old world @ reflection, a proper matrix).
+    plans = {b.obj.name: b for b in baked}
     kept, mirrored = [], []
     for c in children:
-        now = c.matrix_world.copy()
-        if c in baked:
-            x = now.inverted() @ world_before[c.name]  # the armature's scale in the mesh's own space
-            c.data.transform(x, shape_keys=True)
-            c.data.flip_normals()
-            c.data.update()
+        if c.name in plans:
+            _bake(plans[c.name])
+            _keep_world(c, world_before[c.name] @ _m4(plans[c.name].reflection))
             mirrored.append(c.name)
         else:
             _keep_world(c, world_before[c.name])
             kept.append(c.name)
     view_layer.update()
     # Objects parented to a mesh whose matrix now leaves out the mirror: the same world matrix.
-    for c in [g for name in mirrored for g in bpy.data.objects[name].children]:
+    for c in grandchildren:
         _keep_world(c, world_before[c.name])
-    if mirrored:
+    if grandchildren:
         view_layer.update()
 
     what = [f"applied scale {s.round(4).tolist()} of '{arm.name}' to its rest pose ({len(maps)} bones)"]
     if keys.scaled or keys.mixed:
-        names = ", ".join(f"'{a.name}'" for a in played_actions(arm))
+        names = ", ".join(dict.fromkeys(f"'{a.name}'" for a, _ in played_actions(arm)))
         what.append(f"{len(keys.scaled) + 3 * len(keys.mixed)} F-curves of {names} mapped")
     if kept:
         what.append(f"children kept their world transform ({', '.join(kept)})")
