@@ -477,3 +477,22 @@ def test_refusals_say_where_the_scale_is(bpy, empty_scene):
     with pytest.raises(InputError, match="stay scaled .*its object constraints \\('Limit Scale'\\)"):
         apply_armature_scale(bpy.context, arm)
     assert state(bpy) == before
+
+
+def test_envelope_skinning_stays(bpy, empty_scene):
+    """Envelope radii and distances scale once each: in Edit Mode a connected bone's head radius is
+    its parent's tail radius (written through both bones it was scaled twice: 0.017 off). The radii
+    here disagree where bones connect, as bones set in Object Mode can."""
+    obj, arm = rig(bpy, (-1.25, 1.25, 1.25))
+    pose(bpy, arm)
+    for name in ("Body", "Cap"):
+        md = bpy.data.objects[name].modifiers["Armature"]
+        md.use_vertex_groups, md.use_bone_envelopes = False, True
+    for b in arm.data.bones:
+        b.envelope_distance, b.head_radius, b.tail_radius = 0.4, 0.3, 0.2
+    before = results(bpy, arm, (1, 5))
+
+    run_fix(bpy, obj, "negative-armature-scale")
+
+    assert_same_results(before, results(bpy, arm, (1, 5)))
+    assert [b.head_radius for b in arm.data.bones] == pytest.approx([0.375] * 4)
