@@ -582,3 +582,32 @@ def test_modifiers_of_a_mirrored_child_keep_their_units_and_axes(bpy, empty_scen
     obj, arm = rig(bpy, (-1.25, 1.25, 1.25))
     obj.modifiers.new("Wave", "WAVE")
     refused(bpy, obj, "negative-armature-scale", r"'Body': .*modifiers 'Wave' \(WAVE\)")
+
+
+def test_only_the_slot_the_armature_plays_is_mapped(bpy, empty_scene):
+    """A layered action (Blender 4.4+) with a second slot, played by another armature: that slot's
+    keys stay bit for bit, the action is not 'also played' (the other plays another slot), and
+    the fixed armature's meshes stay."""
+    obj, arm = rig(bpy, (-1.25, 1.25, 1.25))
+    pose(bpy, arm)
+    action = arm.animation_data.action
+    if not hasattr(action, "slots"):
+        pytest.skip("slots are Blender 4.4+")
+    slot = action.slots.new(id_type="OBJECT", name="Other")
+    bag = action.layers[0].strips[0].channelbags.new(slot)
+    for i in range(3):
+        fc = bag.fcurves.new('pose.bones["Root"].location', index=i)
+        fc.keyframe_points.insert(1, 0.3 + i)
+        fc.keyframe_points.insert(9, -0.2 * i)
+    other = arm.copy()
+    other.name, other.data = "Other", arm.data.copy()
+    bpy.context.scene.collection.objects.link(other)
+    other.animation_data.action_slot = slot
+    others = [(fc.data_path, fc.array_index, [tuple(k.co) for k in fc.keyframe_points]) for fc in bag.fcurves]
+    before = results(bpy, arm, (1, 5))
+
+    out = run_fix(bpy, obj, "negative-armature-scale")
+
+    assert "negative-armature-scale" not in out.after
+    assert [(fc.data_path, fc.array_index, [tuple(k.co) for k in fc.keyframe_points]) for fc in bag.fcurves] == others
+    assert_same_results(before, results(bpy, arm, (1, 5)))
