@@ -9,24 +9,29 @@ armature space is mapped by ``S``, so that ``A' (S x) = A x``:
 1. Rest bones: heads and tails times ``S``; the roll turns the bone's Z axis to ``S z`` (for
    a mirror exactly the mirrored Z: the bone's X axis flips, and the frame stays a proper
    rotation); envelope radii, envelope distance and B-Bone display sizes times Blender's
-   scale of ``S`` (``mat3_to_scale``, as Apply Scale does).
+   scale of ``S`` (``mat3_to_scale``, as Apply Scale does), written in Object Mode.
 2. Pose channels live in each bone's rest frame ``B``; the new frame is ``B'``, and
    ``D = B'^T S B`` maps one to the other.  For a uniform scale, with or without a mirror,
    ``D`` is ``s * diag(+-1, 1, 1)``: locations become ``D loc``, rotations are conjugated by
    its signs (quaternion, axis-angle and Euler Y and Z components change sign), B-Bone curve
    offsets scale by ``D``, B-Bone rolls change sign with the mirror, and the posed mesh is
-   the same.  The keys of the actions it plays (assigned, and in NLA strips; values and
+   the same.  The keys of the slot each action plays (assigned, and in NLA strips; values and
    handles) get the same per-channel factors; location keys a non-uniform ``S`` mixes across
    axes are mixed key by key where that is exact.  A non-uniform ``S`` shears a rotated bone,
    which no rest pose reproduces: the rest and any pose made of locations (and rotations
    about an axis the scale leaves alone) stay in place, other rotations now turn rigidly
-   (what engines do).
+   (what engines do); B-Bone curve offsets under it are refused (they bend differently even
+   along the scale's axes).
 3. Children of the armature keep their world matrix through their parent inverse, except a
-   mesh the mirror left mirrored: that mirror goes into its mesh data (with its shape keys),
-   its faces flip so normals still point out, and its world matrix is proper (glTF's exporter
-   bakes the world matrix into a skinned mesh without flipping faces).
+   mesh the mirror left mirrored: a reflection through one of its local axes goes into its
+   mesh data (with its shape keys; the rest of the scale stays on the object, so modifier
+   units hold), its faces flip so normals still point out, its custom normals are set again
+   in the flipped corner order, and its world matrix is proper (glTF's exporter bakes the
+   world matrix into a skinned mesh without flipping faces).
 
-Nothing is changed until every refusal has been checked.
+Whatever this cannot carry (constraints, drivers and modifiers that read the armature or its
+bones, children elsewhere, library data, F-curve modifiers, see ``_unmappable``) is refused,
+and nothing is changed until every refusal has been checked.
 """
 
 from __future__ import annotations
@@ -81,7 +86,7 @@ class _BoneMap:
             return 1.0 if index == 0 else self.mirror
         if prop in _ROLLS:
             return self.mirror
-        if prop in _CURVES:  # offsets along the bone's X or Z (exact when D is diagonal)
+        if prop in _CURVES:  # offsets along the bone's X or Z: exact for a uniform scale (D = s diag(+-1, 1, 1))
             return float(self.matrix[_CURVES[prop], _CURVES[prop]])
         return 1.0
 
