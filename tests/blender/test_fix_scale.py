@@ -229,7 +229,6 @@ def test_non_uniform_scale_rest_and_location_poses_stay(bpy, empty_scene):
              BoneSpec("Side", (0.3, 0.0, 1.0), (0.6, 0.1, 1.2), "Mid", roll=0.7)]
     obj, arm = rig(bpy, (1.5, 1.5, 1.0), bones)
     arm.delta_scale = (1.0, 1.0, 0.8)  # the basis scale is scale times delta scale
-    arm.data.bones["Mid"].bbone_segments = 4  # with rig()'s rest curve offsets: part of the bind shape, kept
     pb = arm.pose.bones
     pb["Root"].location = (0.1, 0.2, -0.05)
     pb["Mid"].rotation_quaternion = (0.9, 0.0, 0.4, 0.0)  # about the bone's Y: world Z
@@ -258,6 +257,7 @@ def test_non_uniform_scale_refuses_keys_it_cannot_map_and_changes_nothing(bpy, e
     from skin_audit.core.errors import InputError
 
     obj, arm = rig(bpy, (1.5, 1.0, 0.8))
+    arm.data.bones["Mid"].bbone_segments = 1  # its rest curves would be refused first
     arm.pose.bones["Mid"].keyframe_insert("location", frame=1)
     bpy.context.view_layer.update()
     rest = {b.name: np.array(b.matrix_local).tobytes() for b in arm.data.bones}
@@ -451,15 +451,18 @@ def test_fcurve_modifiers_on_mapped_channels_are_refused(bpy, empty_scene):
 
 
 def test_bbone_curves_under_a_non_uniform_scale_are_refused(bpy, empty_scene):
-    """A posed (or keyed) curve offset bends differently under a non-uniform scale, even along its
-    axes (0.11 measured): refused. Under a uniform scale (the other tests) they map exactly, and
-    rest curve offsets (this rig's Mid has them) stay exact (5e-7 measured)."""
+    """A posed curve offset bends differently under a non-uniform scale, even along its axes (0.11
+    measured), a rest one once the bone twists (0.056): refused, rest (this rig's Mid), posed or
+    keyed. Under a uniform scale (the other tests) they map exactly."""
     obj, arm = rig(bpy, (1.5, 1.5, 0.8))
+    refused(bpy, obj, "non-uniform-armature-scale", "B-Bone curve offsets of bone 'Mid'")
+    mid = arm.data.bones["Mid"]
+    mid.bbone_curveinx = mid.bbone_curveinz = 0.0
     arm.pose.bones["Mid"].bbone_curveinx = 0.1
-    refused(bpy, obj, "non-uniform-armature-scale", "posed B-Bone curve offsets of bone 'Mid'")
+    refused(bpy, obj, "non-uniform-armature-scale", "B-Bone curve offsets of bone 'Mid'")
     arm.pose.bones["Mid"].bbone_curveinx = 0.0
     arm.pose.bones["Mid"].keyframe_insert("bbone_curveoutz", frame=1)
-    refused(bpy, obj, "non-uniform-armature-scale", "posed B-Bone curve offsets of bone 'Mid'")
+    refused(bpy, obj, "non-uniform-armature-scale", "B-Bone curve offsets of bone 'Mid'")
 
 
 def test_refusals_say_where_the_scale_is(bpy, empty_scene):

@@ -20,8 +20,8 @@ armature space is mapped by ``S``, so that ``A' (S x) = A x``:
    axes are mixed key by key where that is exact.  A non-uniform ``S`` shears a rotated bone,
    which no rest pose reproduces: the rest and any pose made of locations (and rotations
    about an axis the scale leaves alone) stay in place, other rotations now turn rigidly
-   (what engines do); posed B-Bone curve offsets under it are refused (they bend differently
-   even along the scale's axes; rest ones stay exact).
+   (what engines do); B-Bone curve offsets under it are refused (posed ones bend differently
+   even along the scale's axes, rest ones once the bone twists).
 3. Children of the armature keep their world matrix through their parent inverse, except a
    mesh the mirror left mirrored: a reflection through one of its local axes goes into its
    mesh data (with its shape keys; the rest of the scale stays on the object, so modifier
@@ -383,8 +383,8 @@ def _unmappable(context: bpy.types.Context, arm: bpy.types.Object, s: F64) -> li
     """The rig features whose result the new bone axes and units change, which the fix does not map:
     every active constraint of the armature, its bones and its children; constraints, modifiers
     (other than Armature) and drivers elsewhere that read the armature; drivers on the armature;
-    children outside this view layer (their world matrix is not evaluated here) or linked; posed or
-    keyed B-Bone curve offsets under a non-uniform scale."""
+    children outside this view layer (their world matrix is not evaluated here) or linked; B-Bone
+    curve offsets (rest, posed or keyed) under a non-uniform scale."""
     ids = (arm, arm.data)
     out = [f"object constraint '{c.name}' of '{arm.name}'" for c in _active(arm.constraints)]
     out += [f"constraint '{c.name}' on bone '{pb.name}'" for pb in arm.pose.bones for c in _active(pb.constraints)]
@@ -421,12 +421,12 @@ def _unmappable(context: bpy.types.Context, arm: bpy.types.Object, s: F64) -> li
                     out.append(f"driver of '{data.name}' {d.data_path}[{d.array_index}] ({verb} '{arm.name}')")
     if np.ptp(np.abs(s)) > tolerances.NON_UNIFORM_SCALE_RELATIVE * np.abs(s).max():
         # Measured: a posed curve offset moves the mesh under a non-uniform scale even along a scale
-        # axis (0.11); rest ones are part of the bind shape and stay exact (5e-7, location poses).
+        # axis (0.11); a rest one stays at location poses but not when the bone twists (0.056).
         keyed = {_pose_path(fc.data_path) for a, slot in played_actions(arm) for fc in action_fcurves(a, slot)}
         for b in arm.data.bones:
-            if b.bbone_segments > 1 and any(getattr(arm.pose.bones[b.name], p) != 0.0 or (b.name, p) in keyed
-                                            for p in _CURVES):
-                out.append(f"posed B-Bone curve offsets of bone '{b.name}' (a non-uniform scale bends them "
+            if b.bbone_segments > 1 and any(getattr(b, p) != 0.0 or getattr(arm.pose.bones[b.name], p) != 0.0
+                                            or (b.name, p) in keyed for p in _CURVES):
+                out.append(f"B-Bone curve offsets of bone '{b.name}' (a non-uniform scale bends them "
                            "differently)")
     return out
 
