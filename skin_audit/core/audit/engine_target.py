@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -11,7 +12,7 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..engines.targets import Target, get_target
 from ..engines.weights import PosedLayout, PreparedInfluences, deform_layout, layout_prepared, prepare_exported
-from ..maths.bone_runs import BoneRuns, blend_runs
+from ..maths.bone_runs import BoneRuns, blend_runs, gather_points, runs_from_table
 from .armature_modifier import has_bbones
 from .options import AuditOptions
 from .skinned_mesh import SkinnedMesh
@@ -38,12 +39,20 @@ class Offsets:
 
 @dataclass(frozen=True)
 class PreparedTarget:
-    """The influences a target draws a mesh with, laid out once for all its poses."""
+    """The influences a target draws a mesh with, once for all its poses."""
 
     parts: tuple[tuple[NDArray[np.bool_] | None, PreparedInfluences], ...]  # (vertex mask, influences)
-    layouts: tuple[PosedLayout, ...]  # one per part, over the part's vertices
+    rest: F64  # (V, 3) the mesh's rest positions, armature space
+    joint_count: int
     #: Set when the target draws every vertex from Blender's own (bone, vertex) pairs (``offsets``).
     offsets: Offsets | None = None
+
+    @cached_property
+    def layouts(self) -> tuple[PosedLayout, ...]:
+        """One blend layout per part, over the part's vertices: laid out when first drawn (the
+        divergence of a target that shares Blender's pairs never needs them)."""
+        return tuple(layout_prepared(self.rest if mask is None else self.rest[mask], influences, self.joint_count)
+                     for mask, influences in self.parts)
 
 
 def prepare_target(mesh: SkinnedMesh, target: Target) -> PreparedTarget:
@@ -62,43 +71,34 @@ def prepare_target(mesh: SkinnedMesh, target: Target) -> PreparedTarget:
             (~few, prepare_exported(table.bones[~few], table.weights[~few], target)))
     else:
         parts = ((None, prepare_exported(table.bones, table.weights, target)),)
-    rest = mesh.rest_armature
-    joints = len(mesh.bones.names)
-    layouts = tuple(layout_prepared(rest if mask is None else rest[mask], influences, joints)
-                    for mask, influences in parts)
-    return PreparedTarget(parts, layouts, _offsets(mesh, parts, layouts))
+    return PreparedTarget(parts, mesh.rest_armature, len(mesh.bones.names), _offsets(mesh, parts))
 
 
-def _offsets(mesh: SkinnedMesh, parts: tuple[tuple[NDArray[np.bool_] | None, PreparedInfluences], ...],
-             layouts: tuple[PosedLayout, ...]) -> Offsets | None:
+def _offsets(mesh: SkinnedMesh, parts: tuple[tuple[NDArray[np.bool_] | None, PreparedInfluences], ...]
+             ) -> Offsets | None:
     """The weight differences ``engine - w / sum w`` when the engine blends exactly Blender's
-    (bone, vertex) pairs, every vertex moves in Blender (sum > 1e-4, no mask) and with plain
-    linear blending; None otherwise (then both positions are computed)."""
-    flat = mesh.flat_columns
+    (bone, vertex) pairs slot for slot, every vertex moves in Blender (sum > 1e-4, no mask) and
+    with plain linear blending; None otherwise (then both positions are computed)."""
     if (len(parts) != 1 or mesh.modifier.preserve_volume or not mesh.modifier.use_vertex_groups
-            or has_bbones(mesh) or layouts[0].stay.any() or layouts[0].invalid.any()
-            or not (flat.contrib > tolerances.BLENDER_MIN_CONTRIB).all() or not (mesh.mask == 1.0).all()):
+            or has_bbones(mesh)):
         return None
-    engine = layouts[0].runs
-    # Blender's columns in bone order, as the engine's runs are (vertices ascending in both).
-    order = np.argsort(flat.bones, kind="stable")
-    lengths = np.diff(flat.starts)
-    take = np.concatenate([np.arange(flat.starts[c], flat.starts[c + 1]) for c in order]) if len(order) \
-        else np.zeros(0, dtype=np.intp)
-    if not (np.array_equal(flat.vertex[take], engine.vertex)
-            and np.array_equal(np.repeat(flat.bones[order], lengths[order]),
-                               np.repeat(engine.bone, np.diff(engine.starts)))):
+    engine = parts[0][1]
+    table = mesh.influence_table
+    if (engine.weights.shape != table.weights.shape or engine.stay.any()
+            or not (mesh.flat_columns.contrib > tolerances.BLENDER_MIN_CONTRIB).all()
+            or not (mesh.mask == 1.0).all()):
+        return None
+    used = table.weights != 0.0
+    # The same slots used, naming the same bones (the exporter and runtime keep slot order when
+    # they drop nothing): then the engine blends Blender's pairs with other weights.
+    if not (np.array_equal(engine.weights != 0.0, used) and np.array_equal(engine.joints[used], table.bones[used])):
         return None
     with np.errstate(invalid="ignore", over="ignore"):
-        delta = engine.weight - (flat.weight * mesh.blend_scale[flat.vertex])[take]
+        delta = engine.weights - table.weights * mesh.blend_scale[:, None]
     if not np.isfinite(delta).all():
         return None
-    keep = delta != 0.0
-    run_of = np.repeat(np.arange(len(engine.bone)), np.diff(engine.starts))
-    kept_per_run = np.bincount(run_of[keep], minlength=len(engine.bone))
-    runs = BoneRuns(engine.bone, np.concatenate([[0], np.cumsum(kept_per_run)]).astype(np.intp),
-                    engine.vertex[keep], delta[keep], engine.vertex_count)
-    return Offsets(runs, layouts[0].gathered[:, keep])
+    runs = runs_from_table(table.bones, delta)  # only the pairs whose weights differ
+    return Offsets(runs, gather_points(runs, mesh.rest_armature))
 
 
 def engine_offsets(mesh: SkinnedMesh, channel: F64, prepared: PreparedTarget) -> F64 | None:

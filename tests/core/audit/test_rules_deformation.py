@@ -11,6 +11,7 @@ None of them calls skin_audit.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -260,6 +261,7 @@ def test_engine_divergence_from_weight_differences_is_the_distance_of_both_blend
     independent per-vertex loops), with the mesh away from the armature's origin."""
     from skin_audit.core.audit.armature_modifier import recompute_blender
     from skin_audit.core.audit.engine_target import (
+        _offsets,
         audit_target,
         engine_offsets,
         prepare_target,
@@ -281,6 +283,16 @@ def test_engine_divergence_from_weight_differences_is_the_distance_of_both_blend
         both = np.linalg.norm(target_positions(mesh, chosen, channel, prepared)
                               - recompute_blender(mesh, channel).positions, axis=1)
         np.testing.assert_allclose(engine_offsets(mesh, channel, prepared), both, rtol=0, atol=1e-12)
+    # A masked vertex or a different slot makes the engine's pairs not Blender's: both blends then.
+    mask = np.ones(V)
+    mask[nr.ring(5)] = 0.5
+    masked = nr.skinned_mesh(with_groups(off, Mask=mask), mesh_to_armature=pre,
+                             modifier=ArmatureModifierSettings("A", mask_group="Mask"))
+    assert prepare_target(masked, chosen).offsets is None
+    engine = prepared.parts[0][1]
+    swapped = replace(engine, joints=engine.joints[:, ::-1], weights=engine.weights[:, ::-1])
+    assert _offsets(mesh, ((None, swapped),)) is None  # same pairs, other slots: not compared slot by slot
+    assert _offsets(mesh, ((None, engine),)) is not None
     if target == "raw":
         result = audit(mesh, target="raw")
         np.testing.assert_allclose(result.measures["engine_divergence"],
