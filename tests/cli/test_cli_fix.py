@@ -198,3 +198,25 @@ def test_fix_negative_armature_scale_exports_outward_faces(bpy, mirrored_blend, 
                         "--fail-on", "never")
     assert result.returncode == 0, result.stderr
     assert glb_windings(out)["Body"] == (128, 0)
+
+
+def test_fix_armature_scale_refuses_what_it_cannot_carry_and_writes_nothing(bpy, tmp_path):
+    """A rig with an IK constraint (its pole angle turns the chain 0.69 units otherwise): the
+    command names it, exits as unusable and writes no output; the input is untouched."""
+    from skin_audit.cli import EXIT_UNUSABLE
+    from tests.blender.test_fix_scale import pose, rig
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    _, arm = rig(bpy, (-1.25, 1.25, 1.25))
+    pose(bpy, arm)
+    goal = bpy.data.objects.new("Goal", None)
+    bpy.context.scene.collection.objects.link(goal)
+    arm.pose.bones["Top"].constraints.new("IK").target = goal
+    path = tmp_path / "with_ik.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    digest, out = sha(path), tmp_path / "fixed.blend"
+    result = skin_audit("fix", str(path), "--code", "negative-armature-scale", "--out", str(out))
+    assert result.returncode == EXIT_UNUSABLE, result.stdout + result.stderr
+    assert "constraint 'IK' on bone 'Top'" in result.stderr
+    assert not out.exists() and sha(path) == digest
