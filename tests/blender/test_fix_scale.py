@@ -619,3 +619,17 @@ def test_only_the_slot_the_armature_plays_is_mapped(bpy, empty_scene):
     assert "negative-armature-scale" not in out.after
     assert [(fc.data_path, fc.array_index, [tuple(k.co) for k in fc.keyframe_points]) for fc in bag.fcurves] == others
     assert_same_results(before, results(bpy, arm, (1, 5)))
+
+
+def test_what_reads_a_mirrored_childs_matrix_is_refused(bpy, empty_scene):
+    """The mesh that takes the mirror into its data gets a reflected object matrix: an empty with
+    Child Of on it would turn (and a constraint on the mesh's own child likewise): refused by name."""
+    obj, arm = rig(bpy, (-1.25, 1.25, 1.25))
+    pose(bpy, arm)
+    held = _empty(bpy, "Held")
+    held.location = (0.3, 0.2, 1.5)
+    held.constraints.new("CHILD_OF").target = obj
+    refused(bpy, obj, "negative-armature-scale", "'Body': .*constraint 'Child Of' of 'Held' \\(targets 'Body'\\)")
+    bpy.data.objects.remove(held)
+    bpy.data.objects["Eye"].constraints.new("TRACK_TO").target = _empty(bpy, "Target")
+    refused(bpy, obj, "negative-armature-scale", "constraint 'Track To' of child 'Eye'")

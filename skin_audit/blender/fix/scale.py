@@ -379,36 +379,25 @@ _ANIMATED = ("objects", "meshes", "shape_keys", "armatures", "materials", "node_
              "lights", "cameras", "curves", "lattices", "textures", "particles", "hair_curves", "pointclouds")
 
 
-def _unmappable(context: bpy.types.Context, arm: bpy.types.Object, s: F64) -> list[str]:
-    """The rig features whose result the new bone axes and units change, which the fix does not map:
-    every active constraint of the armature, its bones and its children; constraints, modifiers
-    (other than Armature) and drivers elsewhere that read the armature; drivers on the armature;
-    children outside this view layer (their world matrix is not evaluated here) or linked; B-Bone
-    curve offsets (rest, posed or keyed) under a non-uniform scale."""
-    ids = (arm, arm.data)
-    out = [f"object constraint '{c.name}' of '{arm.name}'" for c in _active(arm.constraints)]
-    out += [f"constraint '{c.name}' on bone '{pb.name}'" for pb in arm.pose.bones for c in _active(pb.constraints)]
-    layer = context.view_layer.objects
-    children = set(arm.children)
+def _readers(target: bpy.types.Object, children: set[bpy.types.Object]) -> list[str]:
+    """What reads ``target`` (or its data) and so sees it change: every active constraint of
+    ``children``; constraints (of objects and of bones) elsewhere that target it; modifiers other
+    than Armature that point at it; drivers on it or its data, or reading them."""
+    ids = (target, target.data)
+    out = []
     for o in bpy.data.objects:
-        if o == arm:
-            continue
-        own = _active(o.constraints)
-        if o in children:
-            out += [f"constraint '{c.name}' of child '{o.name}'" for c in own]
-        else:
-            out += [f"constraint '{c.name}' of '{o.name}' (targets '{arm.name}')" for c in own if _points_at(c, ids)]
-        if o.pose is not None:
-            out += [f"constraint '{c.name}' on bone '{pb.name}' of '{o.name}' (targets '{arm.name}')"
-                    for pb in o.pose.bones for c in _active(pb.constraints) if _points_at(c, ids)]
-        out += [f"modifier '{m.name}' of '{o.name}' (uses '{arm.name}')" for m in o.modifiers
+        if o != target:
+            own = _active(o.constraints)
+            if o in children:
+                out += [f"constraint '{c.name}' of child '{o.name}'" for c in own]
+            else:
+                out += [f"constraint '{c.name}' of '{o.name}' (targets '{target.name}')"
+                        for c in own if _points_at(c, ids)]
+            if o.pose is not None:
+                out += [f"constraint '{c.name}' on bone '{pb.name}' of '{o.name}' (targets '{target.name}')"
+                        for pb in o.pose.bones for c in _active(pb.constraints) if _points_at(c, ids)]
+        out += [f"modifier '{m.name}' of '{o.name}' (uses '{target.name}')" for m in o.modifiers
                 if m.type != "ARMATURE" and _points_at(m, ids)]
-    for c in arm.children:
-        if layer.get(c.name) != c:
-            out.append(f"child '{c.name}' outside view layer '{context.view_layer.name}' (another scene or an "
-                       "excluded collection: include it or unparent it)")
-        elif _linked(c):
-            out.append(f"child '{c.name}' linked from a library or overridden (make it local)")
     for name in _ANIMATED:
         for data in getattr(bpy.data, name, ()):
             anim = getattr(data, "animation_data", None)
@@ -418,7 +407,26 @@ def _unmappable(context: bpy.types.Context, arm: bpy.types.Object, s: F64) -> li
                 reads = any(t.id in ids for v in d.driver.variables for t in v.targets)
                 if data in ids or reads:
                     verb = "reads" if reads else "sets"
-                    out.append(f"driver of '{data.name}' {d.data_path}[{d.array_index}] ({verb} '{arm.name}')")
+                    out.append(f"driver of '{data.name}' {d.data_path}[{d.array_index}] ({verb} '{target.name}')")
+    return out
+
+
+def _unmappable(context: bpy.types.Context, arm: bpy.types.Object, s: F64) -> list[str]:
+    """The rig features whose result the new bone axes and units change, which the fix does not map:
+    every active constraint of the armature, its bones and its children; constraints, modifiers
+    (other than Armature) and drivers elsewhere that read the armature; drivers on the armature;
+    children outside this view layer (their world matrix is not evaluated here) or linked; B-Bone
+    curve offsets (rest, posed or keyed) under a non-uniform scale."""
+    out = [f"object constraint '{c.name}' of '{arm.name}'" for c in _active(arm.constraints)]
+    out += [f"constraint '{c.name}' on bone '{pb.name}'" for pb in arm.pose.bones for c in _active(pb.constraints)]
+    out += _readers(arm, set(arm.children))
+    layer = context.view_layer.objects
+    for c in arm.children:
+        if layer.get(c.name) != c:
+            out.append(f"child '{c.name}' outside view layer '{context.view_layer.name}' (another scene or an "
+                       "excluded collection: include it or unparent it)")
+        elif _linked(c):
+            out.append(f"child '{c.name}' linked from a library or overridden (make it local)")
     if np.ptp(np.abs(s)) > tolerances.NON_UNIFORM_SCALE_RELATIVE * np.abs(s).max():
         # Measured: a posed curve offset moves the mesh under a non-uniform scale even along a scale
         # axis (0.11); a rest one stays at location poses but not when the bone twists (0.056).
@@ -488,6 +496,11 @@ def _bake_plan(c: bpy.types.Object, arm: bpy.types.Object) -> _Bake:
             blocked.append(f"'{m.name}' ({m.type})")
     if not axes:
         blocked.append("Displace along all three local axes")
+    readers = _readers(c, set(c.children))
+    if readers:
+        raise InputError(f"'{c.name}': the mirror of '{arm.name}' goes into its mesh data, so its object matrix "
+                         f"changes by a reflection, and these read that matrix: {'; '.join(readers)}. Apply, "
+                         "remove or mute them, then fix")
     if blocked:
         raise InputError(f"'{c.name}': the mirror of '{arm.name}' goes into its mesh data, and its modifiers "
                          f"{', '.join(blocked)} work in the mesh's own axes or bound data, so they would give "
