@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from .. import tolerances
 from ..findings import Finding, Severity
+from ..maths.affine import largest_side
 from .armature_modifier import to_armature
 from .options import AuditOptions
 from .skinned_mesh import Bones, SkinnedMesh
@@ -231,8 +232,8 @@ def _character(meshes: Sequence[SkinnedMesh]) -> _Character:
             weights[[row[n] for n in m.group_names], starts[k]:starts[k + 1]] = m.weights
     points = np.concatenate([to_armature(m) for m in meshes])
     edges = np.concatenate([m.edges + starts[k] for k, m in enumerate(meshes)]).astype(np.intp, copy=False)
-    ok = np.isfinite(points).all(axis=1)
-    size = max(float(np.ptp(points[ok], axis=0).max()) if ok.any() else 1.0, tolerances.MIN_MESH_SIZE)
+    side = largest_side(points)
+    size = max(1.0 if side is None else side, tolerances.MIN_MESH_SIZE)
     return _Character(points, weights, tuple(names), edges, starts, size)
 
 

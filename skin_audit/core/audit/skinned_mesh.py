@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
-from ..maths.affine import hierarchy_levels, local_from_world, parent_first_order
+from ..maths.affine import hierarchy_levels, largest_side, local_from_world, parent_first_order
 from ..maths.bbone import NO_POSE_SHAPE, RigBBone
 from ..maths.bone_runs import BoneRuns, gather_points
 
@@ -216,9 +216,8 @@ class SkinnedMesh:
     def _size(self) -> float:
         if self.vertex_count == 0:
             return 1.0
-        # One pass over every number first: a per-row test runs only when something is not finite.
-        finite = self.rest if np.isfinite(self.rest).all() else self.rest[np.isfinite(self.rest).all(axis=1)]
-        return max(float(np.ptp(finite, axis=0).max()) if len(finite) else 1.0, tolerances.MIN_MESH_SIZE)
+        side = largest_side(self.rest)
+        return max(1.0 if side is None else side, tolerances.MIN_MESH_SIZE)
 
     def group_bones(self) -> NDArray[np.intp]:
         """(G,) bone index each group names, -1 for none."""
