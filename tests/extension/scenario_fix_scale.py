@@ -74,3 +74,32 @@ def check_fix_applies_the_mirror_and_the_mesh_stays() -> None:
     assert np.abs(after - before).max() < 2e-6 * size, np.abs(after - before).max()
     codes = {f.code for f in _result().rigs[0].findings}
     assert CODE not in codes and "non-uniform-armature-scale" not in codes, codes
+
+
+def check_a_refusal_is_reported_and_changes_nothing() -> None:
+    """A bone constraint the fix cannot carry (Limit Rotation in local space): the button reports
+    the error naming it, and the armature, its bones and the posed mesh are as they were."""
+    empty_scene()
+    assert bpy.ops.skin_audit.build_demo() == {"FINISHED"}
+    rig = _rig()
+    rig.armature.scale = (-1.5, 1.5, 1.5)
+    child = rig.armature.pose.bones[-1]
+    child.rotation_mode = "XYZ"
+    child.rotation_euler = (0.5, 0.3, 0.7)
+    limit = child.constraints.new("LIMIT_ROTATION")
+    limit.use_limit_x, limit.max_x, limit.owner_space = True, 0.3, "LOCAL"
+    bpy.context.view_layer.objects.active = rig.mesh
+    assert bpy.ops.skin_audit.run_audit() == {"FINISHED"}
+    before = _world()
+    rest = [np.array(b.matrix_local).tobytes() for b in rig.armature.data.bones]
+    try:
+        result = bpy.ops.skin_audit.fix_finding(rig_index=0, finding_index=_rig_finding())
+        message = ""
+    except RuntimeError as exc:  # an operator that cancels with an error report raises here
+        result, message = {"CANCELLED"}, str(exc)
+    assert result == {"CANCELLED"}, result
+    assert f"constraint '{limit.name}' on bone '{child.name}'" in message, message
+    rig = _rig()
+    assert tuple(rig.armature.scale) == (-1.5, 1.5, 1.5)
+    assert [np.array(b.matrix_local).tobytes() for b in rig.armature.data.bones] == rest
+    assert np.array_equal(_world(), before)
