@@ -15,6 +15,7 @@ from .. import tolerances
 from ..maths.affine import hierarchy_levels, largest_side, local_from_world, parent_first_order
 from ..maths.bbone import NO_POSE_SHAPE, RigBBone
 from ..maths.bone_runs import BoneRuns, gather_points
+from ..maths.parallel import run_all
 
 F64 = NDArray[np.float64]
 T = TypeVar("T")
@@ -228,17 +229,13 @@ class SkinnedMesh:
     def deform_columns(self) -> list[tuple[int, NDArray[np.intp], F64]]:
         """Per deform group with weights: (bone index, vertices with a non-zero weight, their weights).
 
-        Computed once per mesh (a scan of every group row); the audit reads it many times.
+        Views into ``flat_columns`` (one scan of every group row, once per mesh); the audit
+        reads them many times.
         """
-        out = []
-        for g, bone in enumerate(self.deform_groups()):
-            if bone < 0:
-                continue
-            row = self.weights[g]
-            idx = np.flatnonzero(row != 0)  # a bool mask scans faster than float32 truth
-            if idx.size:
-                out.append((int(bone), idx, row[idx].astype(np.float64)))
-        return out
+        flat = self.flat_columns
+        edges = flat.starts.tolist()
+        return [(int(bone), flat.vertex[edges[c]:edges[c + 1]], flat.weight[edges[c]:edges[c + 1]])
+                for c, bone in enumerate(flat.bones.tolist())]
 
     @cached_property
     def rest_armature(self) -> F64:
@@ -249,18 +246,30 @@ class SkinnedMesh:
 
     @cached_property
     def flat_columns(self) -> FlatColumns:
-        """The deform columns laid end to end, for one-pass sums over every weight."""
-        cols = self.deform_columns
-        starts = np.cumsum([0] + [len(idx) for _, idx, _ in cols])
-        vertex = np.concatenate([idx for _, idx, _ in cols]) if cols else np.zeros(0, dtype=np.intp)
-        weight = np.concatenate([w for _, _, w in cols]) if cols else np.zeros(0)
+        """Every deform group's non-zero weights laid end to end, in group order (vertices
+        ascending in a group): one scan of every group row, on the thread pool."""
+        rows = [(g, int(bone)) for g, bone in enumerate(self.deform_groups()) if bone >= 0]
+        found: list[tuple[NDArray[np.intp], F64]] = [(np.zeros(0, dtype=np.intp), np.zeros(0))] * len(rows)
+
+        def scan(first: int, stop: int) -> None:
+            for k in range(first, stop):
+                row = self.weights[rows[k][0]]
+                idx = np.flatnonzero(row != 0)  # a bool mask scans faster than float32 truth
+                found[k] = (idx, row[idx].astype(np.float64))
+
+        half = len(rows) // 2
+        run_all([lambda: scan(0, half), lambda: scan(half, len(rows))])
+        kept = [k for k in range(len(rows)) if found[k][0].size]
+        starts = np.cumsum([0] + [found[k][0].size for k in kept]).astype(np.intp)
+        vertex = np.concatenate([found[k][0] for k in kept]) if kept else np.zeros(0, dtype=np.intp)
+        weight = np.concatenate([found[k][1] for k in kept]) if kept else np.zeros(0)
         v = self.vertex_count
-        return FlatColumns(
-            bones=np.array([b for b, _, _ in cols], dtype=np.intp), starts=starts.astype(np.intp),
-            vertex=vertex, weight=weight,
-            contrib=np.bincount(vertex, weight, minlength=v).astype(np.float64),
-            count=np.bincount(vertex, minlength=v).astype(np.intp),
-        )
+        counts: list[NDArray[np.intp]] = []
+        sums: list[F64] = []
+        run_all([lambda: sums.append(np.bincount(vertex, weight, minlength=v).astype(np.float64)),
+                 lambda: counts.append(np.bincount(vertex, minlength=v).astype(np.intp))])
+        return FlatColumns(bones=np.array([rows[k][1] for k in kept], dtype=np.intp), starts=starts,
+                           vertex=vertex, weight=weight, contrib=sums[0], count=counts[0])
 
     @cached_property
     def mask(self) -> F64:
