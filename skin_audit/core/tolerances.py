@@ -152,9 +152,10 @@ SCALE_FIX_AXIS_ALIGNED_RELATIVE = 1e-5
 #: An object scale axis at or below this is zero: no rest pose can take it.
 SCALE_FIX_SMALLEST = 1e-8
 
-#: A mirrored mesh child's custom normals may be this far (unit vectors) from the automatic ones
-#: for the mirror to go into its data: Blender stores them as an angle from the automatic normal
-#: and a turn from a fan edge that the face flip changes, so a posed normal moves by up to about
-#: this much (measured: 0.001 off gives 0.0005; custom normals equal to the automatic ones,
-#: as most imports have, 1e-6). One step of Blender's int16 angle is 1e-4.
+#: A mirrored mesh child's custom normals may be this far (unit vectors) from the automatic ones,
+#: at corners around smooth vertices (closed fans), for the mirror to go into its data: Blender
+#: stores them as an angle from the automatic normal and a turn from a fan edge that the face flip
+#: changes there, so a posed normal moves by up to about this much (measured: 0.001 off gives
+#: 0.0005; equal to the automatic ones 1e-6). Open fans keep any custom normal (CesiumMan, 0.64
+#: off at its seams: 1.7e-4). One step of Blender's int16 angle is 1e-4.
 SCALE_FIX_CUSTOM_NORMAL_DEVIATION = 5e-4
