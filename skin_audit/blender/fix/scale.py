@@ -467,13 +467,9 @@ def _corner_keys(me: bpy.types.Mesh) -> NDArray[np.int64]:
 
 
 def _corner_normals(me: bpy.types.Mesh) -> F64:
-    """(L, 3) the mesh's corner normals in its own space (4.2: calc_normals_split)."""
+    """(L, 3) the mesh's corner normals in its own space (``Mesh.corner_normals``, Blender 4.1+)."""
     out = np.zeros(len(me.loops) * 3, dtype=np.float32)
-    if hasattr(me, "corner_normals"):
-        me.corner_normals.foreach_get("vector", out)
-    else:
-        me.calc_normals_split()
-        me.loops.foreach_get("normal", out)
+    me.corner_normals.foreach_get("vector", out)
     return out.reshape(-1, 3).astype(np.float64)
 
 
