@@ -4,6 +4,7 @@ per vertex and per pose, and the finding that names the target."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -75,8 +76,7 @@ def divergence_finding(
     """
     if not per_pose:
         return None
-    stacked = np.vstack(list(per_pose.values()))
-    worst_each = stacked.max(axis=0)
+    worst_each = functools.reduce(np.maximum, per_pose.values())
     far = np.flatnonzero(worst_each > relative * max(size, 1e-12))
     if not len(far):
         return None

@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import ShapeError
 from ..gltf.document import NORMALISATION_SCALE
 from ..maths.bone_runs import BoneRuns, blend_runs, gather_points, runs_from_table
+from ..maths.influences import row_sums, rows_with
 from .targets import ExporterModel, Target
 
 
@@ -65,9 +66,9 @@ def exporter_weights(
     j, w = _checked(joints, weights)
     w = np.where(w <= exporter.min_weight, 0.0, w)
     j, w = _keep(j, w, exporter.max_influences, "largest")
-    neutral = ~np.any(w > 0, axis=1)
+    neutral = ~rows_with(w > 0)
     if exporter.renormalises:
-        s = w.sum(axis=1, keepdims=True)
+        s = row_sums(w)[:, None]
         w = np.divide(w, s, out=np.zeros_like(w), where=s > 0)
         w = w.astype(np.float32).astype(np.float64)
     if exporter.neutral_joint_for_unweighted:
@@ -105,7 +106,7 @@ def prepare_exported(joints: ArrayLike, weights: ArrayLike, target: Target) -> P
             neutral = np.zeros(len(j), dtype=bool)
     stay = np.asarray(neutral, dtype=bool).copy()
     if target.zero_weight_rule == "stay":
-        stay |= ~np.any(w != 0.0, axis=1)
+        stay |= ~rows_with(w != 0.0)
     return PreparedInfluences(np.asarray(j), np.asarray(w, dtype=np.float64), stay)
 
 
@@ -136,7 +137,7 @@ def layout_prepared(rest_positions: ArrayLike, prepared: PreparedInfluences, joi
     used = prepared.weights != 0.0
     valid = (prepared.joints >= 0) & (prepared.joints < joint_count)
     runs = runs_from_table(np.where(valid, prepared.joints, 0), np.where(valid, prepared.weights, 0.0))
-    return PosedLayout(runs, gather_points(runs, p), p, np.any(used & ~valid, axis=1), prepared.stay)
+    return PosedLayout(runs, gather_points(runs, p), p, rows_with(used & ~valid), prepared.stay)
 
 
 def deform_layout(layout: PosedLayout, joint_matrices: ArrayLike) -> NDArray[np.float64]:
@@ -214,7 +215,7 @@ def engine_weights(
     if target.normalisation == "none":
         return j, w.copy()
     # 3. Normalise; the zero rule for vertices whose weights sum to exactly zero.
-    total = np.abs(w).sum(axis=1) if target.normalisation == "abs_sum" else w.sum(axis=1)
+    total = row_sums(np.abs(w)) if target.normalisation == "abs_sum" else row_sums(w)
     zero = total == 0.0
     with np.errstate(invalid="ignore", divide="ignore"):
         out = w / np.where(zero, 1.0, total)[:, None]

@@ -128,3 +128,27 @@ def checked_skinning_inputs(
         raise ShapeError(f"skinning matrices: expected shape (J, 4, 4), got {c.shape}")
     idx, w = validate_influences(indices, weights, c.shape[0], p.shape[0])
     return p, idx, w, c
+
+
+def row_sums(table: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(V,) each row's sum of a (V, K) table: column by column, left to right.
+
+    numpy reduces a short last axis with a K-long inner loop per row, several times slower
+    on a million rows; below 8 columns its own order is also left to right (the same
+    result), so only wider tables go to ``sum``.
+    """
+    if table.shape[1] >= 8 or table.shape[1] == 0:
+        wide: NDArray[np.float64] = table.sum(axis=1)
+        return wide
+    out = table[:, 0].copy()
+    for k in range(1, table.shape[1]):
+        out += table[:, k]
+    return out
+
+
+def rows_with(mask: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """(V,) whether each row of a (V, K) boolean table has any True, column by column."""
+    out = np.zeros(mask.shape[0], dtype=bool)
+    for k in range(mask.shape[1]):
+        out |= mask[:, k]
+    return out
