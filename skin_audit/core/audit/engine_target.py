@@ -107,9 +107,12 @@ def engine_offsets(mesh: SkinnedMesh, channel: F64, prepared: PreparedTarget) ->
     ``target_positions`` with ``recompute_blender``)."""
     if prepared.offsets is None or not np.isfinite(channel).all():
         return None
+    if len(prepared.offsets.runs.vertex) == 0:
+        return np.zeros(mesh.vertex_count)  # the target draws Blender's weights exactly
     arm = blend_runs(prepared.offsets.runs, prepared.offsets.gathered, channel)
-    # Armature space -> the mesh's object space: a difference of points turns with the linear part only.
-    d = np.linalg.inv(mesh.mesh_to_armature)[:3, :3] @ arm
+    # Armature space -> the mesh's object space: a difference of points turns with the linear part
+    # only (ij,jv->iv: einsum keeps it off OpenBLAS's threads).
+    d = np.einsum("ij,jv->iv", np.linalg.inv(mesh.mesh_to_armature)[:3, :3], arm)
     # iv,iv->v: each vertex's squared length.
     out: F64 = np.sqrt(np.einsum("iv,iv->v", d, d))
     return out

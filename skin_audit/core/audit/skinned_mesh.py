@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
-from ..maths.affine import hierarchy_levels, largest_side, local_from_world, parent_first_order
+from ..maths.affine import apply_affine, hierarchy_levels, largest_side, local_from_world, parent_first_order
 from ..maths.bbone import NO_POSE_SHAPE, RigBBone
 from ..maths.bone_runs import BoneRuns, gather_points
 from ..maths.parallel import run_all
@@ -240,8 +240,7 @@ class SkinnedMesh:
     @cached_property
     def rest_armature(self) -> F64:
         """(V, 3) rest positions in armature space (``mesh_to_armature`` applied)."""
-        m = self.mesh_to_armature
-        out: F64 = self.rest @ m[:3, :3].T + m[:3, 3]
+        out: F64 = apply_affine(self.mesh_to_armature, self.rest)
         return out
 
     @cached_property

@@ -292,8 +292,18 @@ def apply_affine(m: F64, points: F64) -> F64:
     """(N, 3) points mapped by one (4, 4) matrix (returned as they are for the identity)."""
     if np.array_equal(m, np.eye(4)):
         return points
-    out: F64 = points @ m[:3, :3].T + m[:3, 3]
+    linear = m[:3, :3].T
+    out: F64 = np.empty((len(points), 3))
+    # Blocks OpenBLAS keeps on the calling thread (m n k <= 262144): one product of a million rows
+    # wakes its threads, which then spin against whatever numpy does next.
+    for lo in range(0, len(points), AFFINE_ROWS):
+        np.matmul(points[lo:lo + AFFINE_ROWS], linear, out=out[lo:lo + AFFINE_ROWS])
+    out += m[:3, 3]
     return out
+
+
+#: Rows per (N, 3) x (3, 3) block in ``apply_affine``.
+AFFINE_ROWS = 16384
 
 
 def distances(a: F64, b: F64) -> F64:
