@@ -159,3 +159,10 @@ SCALE_FIX_SMALLEST = 1e-8
 #: 0.0005; equal to the automatic ones 1e-6). Open fans keep any custom normal (CesiumMan, 0.64
 #: off at its seams: 1.7e-4). One step of Blender's int16 angle is 1e-4.
 SCALE_FIX_CUSTOM_NORMAL_DEVIATION = 5e-4
+
+
+# ---------------------------------------------------------------- blend work (not accuracy)
+
+#: Below this share of the weights on bones that move, a recomputation copies out those bones'
+#: runs and blends only them (the rest add exactly zero); above it, copying costs more than it saves.
+BLEND_MOVING_SHARE = 0.7

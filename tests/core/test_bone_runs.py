@@ -72,7 +72,7 @@ def test_engine_layout_draws_what_the_per_vertex_engine_blend_draws() -> None:
     stay[:40] = True  # the runtime's zero-weight rule (and more): drawn at rest
     prepared = PreparedInfluences(joints, weights, stay)
     layout = layout_prepared(points, prepared, 9)
-    for pose in range(3):
+    for _ in range(3):
         matrices = rng.normal(size=(9, 4, 4))
         got = deform_layout(layout, matrices)
         want = deform_prepared(points, prepared, matrices)
@@ -102,3 +102,26 @@ def test_the_blend_split_across_threads_is_the_same_blend(monkeypatch: pytest.Mo
     split = blend_runs(runs, gathered, matrices)
     np.testing.assert_array_equal(split, serial)
     np.testing.assert_allclose(split.T, _loop(points, bones, weights, matrices), rtol=0, atol=1e-12)
+
+
+def test_a_pose_moving_few_bones_blends_only_theirs_with_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """recompute_blender at a pose turning one bone of a chain: the moving runs alone (as the audit's
+    spot checks do) give what blending every run gives (the others add P^-1 I P - I, zero up to
+    rounding), and the loop's result."""
+    import skin_audit.core.tolerances as tolerances
+    from skin_audit.core.audit.armature_modifier import recompute_blender
+    from tests.factories import numpy_rigs as nr
+
+    rig = nr.chain_tube(("Root", "Mid", "Tip"), rings=13)
+    mesh = nr.skinned_mesh(rig, blender=None, mesh_to_armature=nr.rotation("z", 0.3))
+    channel = nr.channels(rig.rows, {"Tip": nr.rotation("x", 1.1)})  # Root and Mid stay at rest
+    runs = mesh.blend_layout[0]
+    moving = np.isin(runs.bone, [rig.group_names.index("Tip")])
+    assert 0 < np.diff(runs.starts)[moving].sum() < 0.7 * len(runs.vertex)  # the selection path runs
+    selected = recompute_blender(mesh, channel).positions
+    monkeypatch.setattr(tolerances, "BLEND_MOVING_SHARE", 0.0)  # every run blended
+    np.testing.assert_allclose(recompute_blender(mesh, channel).positions, selected, rtol=0, atol=1e-14)
+    w = rig.weight_array().astype(np.float64)
+    own = nr.blender_positions(rig.rest, rig.group_names, w, rig.rows, channel, nr.rotation("z", 0.3),
+                               float32=False)
+    np.testing.assert_allclose(selected, own, rtol=0, atol=1e-12)

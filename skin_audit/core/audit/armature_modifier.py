@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..maths import bbone as bb
 from ..maths.affine import apply_affine
-from ..maths.bone_runs import blend_runs
+from ..maths.bone_runs import blend_runs, select_runs
 from ..maths.quaternions import (
     matrix_to_quaternion,
     quaternion_multiply,
@@ -260,6 +260,12 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
         runs, scaled, gathered = mesh.blend_layout
         # M - I: the blend sums displacements, so an unweighted vertex stays where it is.
         displacement = (back @ channel @ premat)[:, :3, :] - np.eye(4)[:3]
+        # Bones at rest (channel exactly the identity) add nothing: P^-1 I P - I is zero up to rounding.
+        moving = np.any(channel != np.eye(4), axis=(1, 2))[runs.bone]
+        lengths = np.diff(runs.starts)
+        if lengths[moving].sum() < tolerances.BLEND_MOVING_SHARE * lengths.sum():
+            # A test pose turning one bone: only its subtree's weights are blended.
+            runs, (scaled, gathered) = select_runs(runs, moving, scaled, gathered)
         out = co + blend_runs(runs, gathered, displacement, scaled).T
         if has_bbones(mesh):
             # B-Bones blend their segments per vertex: their correction on top of the plain blend.

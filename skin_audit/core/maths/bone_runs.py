@@ -84,6 +84,24 @@ def gather_points(runs: BoneRuns, points: F64) -> F64:
     return out
 
 
+def select_runs(runs: BoneRuns, keep: NDArray[np.bool_], *per_weight: F64) -> tuple[BoneRuns, tuple[F64, ...]]:
+    """The runs where ``keep`` (R,) is True, and the same slices of each (..., N) array given.
+
+    A pose that moves few bones blends only their weights: the others' displacement is exactly
+    zero, so leaving them out changes no sum.  Contiguous slices, copied once.
+    """
+    chosen = np.flatnonzero(keep)
+    spans = [(int(runs.starts[r]), int(runs.starts[r + 1])) for r in chosen.tolist()]
+    lengths = np.array([hi - lo for lo, hi in spans], dtype=np.intp)
+    sub = BoneRuns(runs.bone[chosen], np.concatenate([[0], np.cumsum(lengths)]).astype(np.intp),
+                   np.concatenate([runs.vertex[lo:hi] for lo, hi in spans]) if spans else np.zeros(0, dtype=np.intp),
+                   np.concatenate([runs.weight[lo:hi] for lo, hi in spans]) if spans else np.zeros(0),
+                   runs.vertex_count)
+    sliced = tuple(np.concatenate([a[..., lo:hi] for lo, hi in spans], axis=-1) if spans
+                   else np.zeros(a.shape[:-1] + (0,)) for a in per_weight)
+    return sub, sliced
+
+
 def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None = None) -> F64:
     """(3, V) ``sum_n weight_n (A_b p_n + t_b)`` per vertex, ``[A_b | t_b]`` = ``matrices[b]``.
 
