@@ -79,6 +79,8 @@ from skin_audit.blender.run.audit_scene import audit_meshes  # noqa: E402
 from skin_audit.core.audit.armature_modifier import recompute_blender  # noqa: E402
 from skin_audit.core.audit.options import AuditOptions  # noqa: E402
 from skin_audit.core.audit.stress_poses import standard_poses  # noqa: E402
+from skin_audit.core.heap import keep_freed_memory  # noqa: E402
+from skin_audit.core.maths.parallel import thread_count  # noqa: E402
 
 #: The issue's targets, as ratios to Blender's own evaluation in the same run.
 TARGETS = {"numpy": 2.0, "weights": 10.0, "audit": 30.0}
@@ -435,11 +437,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.bones < 2 * chains or args.vertices < 2 * RING * chains or args.repeat < 1:
         parser.error(f"need --bones >= {2 * chains}, --vertices >= {2 * RING * chains} and --repeat >= 1")
 
+    heap = keep_freed_memory()  # as the command line and the batch workers run the audit
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"machine: {platform.machine()} {platform.system()}, {cores} cores available "
           f"({os.cpu_count()} logical), Python {platform.python_version()}, numpy {np.__version__}, "
           f"Blender (bpy) {bpy.app.version_string}, "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, "
+          f"threads for blends: {thread_count()}, freed memory kept for reuse: {'yes' if heap else 'no'} "
+          "(SKIN_AUDIT_THREADS, SKIN_AUDIT_KEEP_HEAP=0 to compare)")
 
     start = time.perf_counter()
     if args.rigify:

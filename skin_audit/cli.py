@@ -385,8 +385,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # --help, --version and usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_UNUSABLE
+    from .core.heap import keep_freed_memory
     from .core.interrupt import EXIT_INTERRUPTED, sigint_stops_the_run
 
+    keep_freed_memory()  # a command's own process: reuse freed arrays instead of faulting in new ones
     try:
         with sigint_stops_the_run():
             return COMMANDS[args.command](args, out)

@@ -239,6 +239,9 @@ def serve(argv: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
+    from ..core.heap import keep_freed_memory
+
+    keep_freed_memory()  # a worker process: reuse freed arrays instead of faulting in new ones
     code = serve(sys.argv[1:])
     sys.stdout.flush()
     sys.stderr.flush()
