@@ -203,6 +203,14 @@ def serve(argv: Sequence[str]) -> int:
     import bpy
 
     from ..blender.run.audit_files import audit_paths  # noqa: F401  (imported now: part of start-up)
+    from ..core.heap import keep_freed_memory
+    from ..core.maths.parallel import warm_up
+
+    if args.memory_mb is None:
+        # Freed arrays kept for reuse, but not under --file-memory-mb: the limit is "what the
+        # worker holds now + MB", and a kept heap would carry earlier files' peaks into it.
+        keep_freed_memory()
+    warm_up()  # the blend threads' stacks and arenas belong to start-up, not to the first file's budget
 
     options = options_from_dict(json.loads(args.options_json))
     _send(channel, {"ready": True, "protocol": PROTOCOL, "pid": os.getpid(),
@@ -239,9 +247,6 @@ def serve(argv: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
-    from ..core.heap import keep_freed_memory
-
-    keep_freed_memory()  # a worker process: reuse freed arrays instead of faulting in new ones
     code = serve(sys.argv[1:])
     sys.stdout.flush()
     sys.stderr.flush()

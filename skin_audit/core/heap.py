@@ -4,8 +4,9 @@
 glibc serves every allocation above 128 KiB with its own ``mmap`` and gives it back on
 ``free``, so each new (V, 3) array of a million-vertex audit page-faults all its memory
 again (about 1 ms per MB here): an audit allocates and frees gigabytes in total.  Raising
-the mmap threshold and switching off heap trimming keeps freed blocks for reuse: 20-25%
-less time for the checks of the 1M-vertex benchmark rig, the same peak memory.  The
+the mmap threshold and switching off heap trimming keeps freed blocks for reuse: 10-25%
+less time for the checks of the 1M-vertex benchmark rig (measured over several runs), the
+same peak memory.  The
 process then keeps its peak size until it exits, which suits a command or a worker, not
 an interactive Blender, so the panel never calls this.
 """

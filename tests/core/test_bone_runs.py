@@ -125,3 +125,49 @@ def test_a_pose_moving_few_bones_blends_only_theirs_with_the_same_result(monkeyp
     own = nr.blender_positions(rig.rest, rig.group_names, w, rig.rows, channel, nr.rotation("z", 0.3),
                                float32=False)
     np.testing.assert_allclose(selected, own, rtol=0, atol=1e-12)
+
+
+def test_a_nan_weight_reaches_its_vertex_whichever_bones_move() -> None:
+    """A NaN weight on a bone at rest poisons its vertex at a one-bone pose too (the moving runs
+    alone would have left it out)."""
+    from skin_audit.core.audit.armature_modifier import recompute_blender
+    from tests.factories import numpy_rigs as nr
+
+    rig = nr.chain_tube(("Root", "Mid", "Tip"), rings=13)
+    weights = rig.weight_array()
+    root = rig.group_names.index("Root")
+    vertex = int(np.flatnonzero(weights[root] > 0)[0])
+    weights[root, vertex] = np.nan
+    mesh = nr.skinned_mesh(rig, blender=None, weights=weights)
+    channel = nr.channels(rig.rows, {"Tip": nr.rotation("x", 1.1)})  # Root stays at rest
+    positions = recompute_blender(mesh, channel).positions
+    assert np.isnan(positions[vertex]).all()
+    assert np.isfinite(np.delete(positions, vertex, axis=0)).all()
+
+
+def test_run_all_finishes_every_task_before_raising(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    from skin_audit.core.maths.parallel import run_all
+
+    monkeypatch.setenv("SKIN_AUDIT_THREADS", "2")
+    finished = threading.Event()
+
+    def fails() -> None:
+        raise ValueError("first task")
+
+    def slow() -> None:
+        time.sleep(0.2)
+        finished.set()
+
+    with pytest.raises(ValueError, match="first task"):
+        run_all([fails, slow])
+    assert finished.is_set()
+
+    def fails_later() -> None:
+        time.sleep(0.05)
+        raise KeyError("pool task")
+
+    with pytest.raises(KeyError, match="pool task"):
+        run_all([lambda: None, fails_later])

@@ -263,7 +263,8 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
         # Bones at rest (channel exactly the identity) add nothing: P^-1 I P - I is zero up to rounding.
         moving = np.any(channel != np.eye(4), axis=(1, 2))[runs.bone]
         lengths = np.diff(runs.starts)
-        if lengths[moving].sum() < tolerances.BLEND_MOVING_SHARE * lengths.sum():
+        # (A NaN weight on a bone at rest still reaches its vertex: every run is blended then.)
+        if lengths[moving].sum() < tolerances.BLEND_MOVING_SHARE * lengths.sum() and np.isfinite(scaled).all():
             # A test pose turning one bone: only its subtree's weights are blended.
             runs, (scaled, gathered) = select_runs(runs, moving, scaled, gathered)
         out = co + blend_runs(runs, gathered, displacement, scaled).T

@@ -77,14 +77,15 @@ def prepare_target(mesh: SkinnedMesh, target: Target) -> PreparedTarget:
 def _offsets(mesh: SkinnedMesh, parts: tuple[tuple[NDArray[np.bool_] | None, PreparedInfluences], ...]
              ) -> Offsets | None:
     """The weight differences ``engine - w / sum w`` when the engine blends exactly Blender's
-    (bone, vertex) pairs slot for slot, every vertex moves in Blender (sum > 1e-4, no mask) and
-    with plain linear blending; None otherwise (then both positions are computed)."""
+    (bone, vertex) pairs slot for slot, every vertex moves in Blender (sum > 1e-4, no mask), every
+    rest position is finite and blending is plain linear; None otherwise (then both positions
+    are computed)."""
     if (len(parts) != 1 or mesh.modifier.preserve_volume or not mesh.modifier.use_vertex_groups
             or has_bbones(mesh)):
         return None
     engine = parts[0][1]
     table = mesh.influence_table
-    if (engine.weights.shape != table.weights.shape or engine.stay.any()
+    if (engine.weights.shape != table.weights.shape or engine.stay.any() or not np.isfinite(mesh.rest).all()
             or not (mesh.flat_columns.contrib > tolerances.BLENDER_MIN_CONTRIB).all()
             or not (mesh.mask == 1.0).all()):
         return None
@@ -113,9 +114,10 @@ def engine_offsets(mesh: SkinnedMesh, channel: F64, prepared: PreparedTarget) ->
     # Armature space -> the mesh's object space: a difference of points turns with the linear part
     # only (ij,jv->iv: einsum keeps it off OpenBLAS's threads).
     d = np.einsum("ij,jv->iv", np.linalg.inv(mesh.mesh_to_armature)[:3, :3], arm)
-    # iv,iv->v: each vertex's squared length.
-    out: F64 = np.sqrt(np.einsum("iv,iv->v", d, d))
-    return out
+    # iv,iv->v: each vertex's squared length; a non-finite position is infinitely far (as in divergence).
+    with np.errstate(invalid="ignore", over="ignore"):
+        out: F64 = np.sqrt(np.einsum("iv,iv->v", d, d))
+    return np.where(np.isfinite(out), out, np.inf)
 
 
 def target_positions(mesh: SkinnedMesh, target: Target, channel: F64, prepared: PreparedTarget | None = None) -> F64:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 #: Threads at most, whatever the machine has: the blends are bound by memory bandwidth.
 MAX_THREADS = 4
@@ -34,19 +34,39 @@ def thread_count() -> int:
 def run_all(tasks: Sequence[Callable[[], None]]) -> None:
     """Run ``tasks`` (independent, writing disjoint outputs) and return when all are done.
 
-    The calling thread runs the first task itself; an exception in any task is raised here.
+    The calling thread runs the first task itself; the first exception of any task is raised
+    here once every task has finished (none is left running behind the caller's back).
     """
-    global _pool
     threads = thread_count()
     if threads == 1 or len(tasks) <= 1:
         for task in tasks:
             task()
         return
-    if _pool is None or _pool._max_workers < threads - 1:
-        _pool = ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="skin_audit")
-    futures: list[Future[None]] = [_pool.submit(task) for task in tasks[1:]]
+    pool = _pool_of(threads - 1)
+    futures: list[Future[None]] = [pool.submit(task) for task in tasks[1:]]
     try:
         tasks[0]()
     finally:
-        for future in futures:
-            future.result()
+        wait(futures)
+    for future in futures:
+        future.result()
+
+
+def _pool_of(workers: int) -> ThreadPoolExecutor:
+    """The pool with ``workers`` threads (a pool of another size is shut down: no stray threads)."""
+    global _pool
+    if _pool is None or _pool._max_workers != workers:
+        if _pool is not None:
+            _pool.shutdown(wait=True)
+        _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="skin_audit")
+    return _pool
+
+
+def warm_up() -> None:
+    """Start the pool's threads and let each allocate once, so their stacks and malloc arenas
+    exist before a caller measures its memory (a batch worker's per-file limit)."""
+
+    def allocate() -> None:
+        bytearray(1 << 16)
+
+    run_all([allocate] * thread_count())

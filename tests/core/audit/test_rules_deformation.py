@@ -299,6 +299,20 @@ def test_engine_divergence_from_weight_differences_is_the_distance_of_both_blend
                                    own_divergence(off, mesh_to_armature=pre), atol=1e-9)
 
 
+@pytest.mark.parametrize("target", ["raw", "threejs"])
+def test_a_vertex_without_a_finite_rest_position_is_infinitely_far(target):
+    """Clean weights (the target blends Blender's pairs with Blender's weights), one NaN rest
+    position: that vertex diverges infinitely at every pose, the others not at all."""
+    rig = clean()
+    rest = rig.rest.copy()
+    rest[5] = np.nan
+    broken = nr.Rig(rig.rows, rest, rig.groups, rig.edges, rig.basis)
+    result = audit(nr.skinned_mesh(broken, blender=None), target=target)
+    divergence = result.measures["engine_divergence"]
+    assert np.isinf(divergence[5]) and np.all(divergence[np.arange(V) != 5] < 1e-9)
+    assert only(result, "engine-divergence").vertices == (5,)
+
+
 def test_no_engine_divergence_on_clean_weights():
     result = audit(nr.skinned_mesh(clean()), target="raw")
     assert "engine-divergence" not in codes(result)
