@@ -70,11 +70,12 @@ def runs_from_table(bones: NDArray[np.intp], weights: F64) -> BoneRuns:
 
 def gather_points(runs: BoneRuns, points: F64) -> F64:
     """(3, N) ``points`` laid out in run order, one row per coordinate (computed once per mesh)."""
-    rows = np.ascontiguousarray(np.asarray(points, dtype=np.float64).T)
+    # Each coordinate taken straight from its (strided) column: no transposed copy first.
+    columns = np.asarray(points, dtype=np.float64)
     out: F64 = np.empty((3, len(runs.vertex)))
 
     def gather(axis: int) -> None:
-        np.take(rows[axis], runs.vertex, out=out[axis])
+        np.take(columns[:, axis], runs.vertex, out=out[axis])
 
     if len(runs.vertex) < PARALLEL_FROM:
         for axis in range(3):
