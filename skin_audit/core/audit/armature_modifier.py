@@ -119,7 +119,7 @@ def accumulate_dual(co: F64, columns: list[tuple[int, NDArray[np.intp], F64]], m
     for bone, idx, w in columns:
         if _rig_bbone(mesh, bone) is not None:
             # A B-Bone adds two joints' dual quaternions per vertex (armature_deform.cc, b_bone_deform).
-            quats, index, blend = _bbone_dual(mesh, bone, co[idx])
+            quats, index, blend = _bbone_dual(mesh, bone)
             # vc,vc->v: whether either joint falls in the other hemisphere of the running sum.
             flip = ((np.einsum("vc,vc->v", real[idx], quats.real[index]) < 0.0)
                     | (np.einsum("vc,vc->v", real[idx], quats.real[index + 1]) < 0.0))
@@ -161,27 +161,26 @@ def _bbone_deform(mesh: SkinnedMesh, bone: int) -> tuple[bb.RigBBone, F64]:
     return rb, bb.bbone_deform_matrices(mesh.bones.rest[bone], mesh.bones.channel[bone], rb.rest_segments, pose_seg)
 
 
-def _bbone_dual(mesh: SkinnedMesh, bone: int, co: F64
-                ) -> tuple[bb.SegmentDualQuaternions, NDArray[np.intp], F64]:
+def _bbone_dual(mesh: SkinnedMesh, bone: int) -> tuple[bb.SegmentDualQuaternions, NDArray[np.intp], F64]:
+    """The B-Bone's segment dual quaternions at the mesh's pose, and its weighted vertices' segments."""
     rb, deform = _bbone_deform(mesh, bone)
     quats = bb.segment_dual_quaternions(mesh.bones.rest[bone], rb.rest_segments, deform)
-    co_bone = apply_affine(mesh.bones.rest_inverse[bone], co)
-    index, blend = bb.segment_index_and_blend(co_bone, rb.spline.length, rb.rest_segments, rb.spline.mapping_mode)
+    index, blend = mesh.bbone_mapping[bone]
     return quats, index, blend
 
 
-def bbone_correction(mesh: SkinnedMesh, co: F64) -> F64:
-    """(V, 3) armature-space ``sum_j w_j (M_j(v) co - C_j co)`` over B-Bone groups: what the
-    B-Bones' segments add to the plain-bone blend (zero without B-Bones)."""
+def bbone_correction(mesh: SkinnedMesh) -> F64:
+    """(V, 3) armature-space ``sum_j w_j (M_j(v) co - C_j co)`` over B-Bone groups, ``co`` the rest
+    positions in armature space: what the B-Bones' segments add to the plain-bone blend (zero
+    without B-Bones).  Each vertex's segment is the mesh's (rest data, kept across poses)."""
+    co = mesh.rest_armature
     out = np.zeros_like(co)
     for bone, idx, w in mesh.deform_columns:
         if _rig_bbone(mesh, bone) is None:
             continue
-        rb, deform = _bbone_deform(mesh, bone)
+        _, deform = _bbone_deform(mesh, bone)
         p = co[idx]
-        co_bone = apply_affine(mesh.bones.rest_inverse[bone], p)
-        index, blend = bb.segment_index_and_blend(co_bone, rb.spline.length, rb.rest_segments,
-                                                  rb.spline.mapping_mode)
+        index, blend = mesh.bbone_mapping[bone]
         m = bb.blended_segment_matrices(index, blend, deform) - mesh.bones.channel[bone]
         # vij,vj->vi: each vertex's segment blend minus the plain bone, applied to the vertex.
         out[idx] += w[:, None] * (np.einsum("vij,vj->vi", m[:, :3, :3], p) + m[:, :3, 3])
@@ -270,7 +269,7 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
         out = co + blend_runs(runs, gathered, displacement, scaled).T
         if has_bbones(mesh):
             # B-Bones blend their segments per vertex: their correction on top of the plain blend.
-            correction = bbone_correction(_with_channel(mesh, channel), mesh.rest_armature) @ back[:3, :3].T
+            correction = bbone_correction(_with_channel(mesh, channel)) @ back[:3, :3].T
             out += correction * mesh.blend_scale[:, None]
     return Recomputed(out, flat.contrib, flat.count, sensitive)
 

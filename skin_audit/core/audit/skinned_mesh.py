@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from .. import tolerances
 from ..maths.affine import apply_affine, hierarchy_levels, largest_side, local_from_world, parent_first_order
-from ..maths.bbone import NO_POSE_SHAPE, RigBBone
+from ..maths.bbone import NO_POSE_SHAPE, RigBBone, segment_index_and_blend
 from ..maths.bone_runs import BoneRuns, gather_points
 from ..maths.parallel import run_all
 
@@ -23,7 +23,7 @@ T = TypeVar("T")
 
 #: What a SkinnedMesh computes from its rest data only: kept when only the pose changes.
 _MESH_CACHES = ("_size", "deform_columns", "rest_armature", "flat_columns", "influence_table", "mask",
-                "blend_scale", "blend_layout")
+                "blend_scale", "blend_layout", "bbone_mapping")
 
 
 def _carry_caches(source: object, target: T, names: tuple[str, ...]) -> T:
@@ -269,6 +269,22 @@ class SkinnedMesh:
                  lambda: counts.append(np.bincount(vertex, minlength=v).astype(np.intp))])
         return FlatColumns(bones=np.array([rows[k][1] for k in kept], dtype=np.intp), starts=starts,
                            vertex=vertex, weight=weight, contrib=sums[0], count=counts[0])
+
+    @cached_property
+    def bbone_mapping(self) -> dict[int, tuple[NDArray[np.intp], F64]]:
+        """Per deform B-Bone with weights: each weighted vertex's segment and blend, in the order
+        of its ``deform_columns`` entry (rest data: computed once, kept across poses)."""
+        out: dict[int, tuple[NDArray[np.intp], F64]] = {}
+        bbones = self.bones.bbones
+        if not bbones:
+            return out
+        for bone, idx, _ in self.deform_columns:
+            rb = bbones[bone]
+            if rb is not None:
+                co_bone = apply_affine(self.bones.rest_inverse[bone], self.rest_armature[idx])
+                out[bone] = segment_index_and_blend(co_bone, rb.spline.length, rb.rest_segments,
+                                                    rb.spline.mapping_mode)
+        return out
 
     @cached_property
     def mask(self) -> F64:
