@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from ..core.maths.parallel import thread_count
 from ..core.reports.progress import Progress, file_sizes
 from .process import Outcome, WorkerConfig, WorkerProcess, to_file_audit
 
@@ -96,8 +97,9 @@ def audit_paths_parallel(
     results: list[Any] = [unusable(path, options) if problem else None for path, problem in entries]
     todo = [(i, path) for i, (path, problem) in enumerate(entries) if not problem]
     jobs = max(1, min(jobs or default_jobs(len(todo)), len(todo) or 1))
+    # The cores shared out between the workers: each worker's blends use its share, not all of them.
     config = WorkerConfig(options=options.to_dict(), object_name=object_name, memory_mb=file_memory_mb,
-                          command=command)
+                          command=command, threads=max(1, thread_count() // jobs))
     progress = start_progress(entries, results, stream)
     log_lock = threading.Lock()
 

@@ -53,6 +53,9 @@ class WorkerConfig:
     #: The worker command line up to its own options; None: ``default_command()``.
     command: tuple[str, ...] | None = None
     start_timeout: float = START_TIMEOUT_SECONDS
+    #: Threads each worker's blends may use (``SKIN_AUDIT_THREADS``, unless already set); None:
+    #: the worker's own choice.
+    threads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,8 @@ class WorkerProcess:
         if self.config.memory_mb is not None:
             # glibc reserves 64 MB of address space per thread arena; under RLIMIT_AS that is memory lost.
             env.setdefault("MALLOC_ARENA_MAX", "2")
+        if self.config.threads is not None:
+            env.setdefault("SKIN_AUDIT_THREADS", str(self.config.threads))
         return env
 
     def _start(self, path: str) -> Outcome | None:
