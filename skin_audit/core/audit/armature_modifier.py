@@ -37,11 +37,6 @@ from .skinned_mesh import SkinnedMesh
 F64 = NDArray[np.float64]
 
 
-def mask_factor(mesh: SkinnedMesh) -> F64:
-    """(V,) the modifier's vertex-group mask ``a`` (1 where there is no mask)."""
-    return mesh.mask
-
-
 def _orthogonalize_keep_y(m: F64) -> F64:
     """Blender's orthogonalize_m4(m, axis=1): keep the Y column's direction, keep column lengths."""
     lengths = np.linalg.norm(m[:3, :3], axis=0)

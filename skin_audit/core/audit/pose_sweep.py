@@ -115,15 +115,6 @@ def _keep_lower(best: F64, best_pose: NDArray[np.intp], index: NDArray[np.intp],
     return lower
 
 
-def _restrict(columns: Columns, keep: NDArray[np.bool_]) -> Columns:
-    out = []
-    for bone, idx, w in columns:
-        sel = keep[idx]
-        if sel.any():
-            out.append((bone, idx[sel], w[sel]))
-    return out
-
-
 def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> SweepResult:
     """Evaluate every sweep pose; keep each vertex's worst LBS squash and the pose responsible.
 

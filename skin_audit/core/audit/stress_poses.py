@@ -4,7 +4,6 @@ never by posing the user's armature: ``G_child = G_parent L_child``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +24,7 @@ class StressPose:
     channel: F64  # (J, 4, 4) skinning matrices of the pose, armature space
 
 
-def posed_channels(bones: Bones, local_rotations: F64, moved: Sequence[int] | None = None) -> F64:
+def posed_channels(bones: Bones, local_rotations: F64) -> F64:
     """Skinning matrices when each bone turns by ``local_rotations[j]`` in its own rest frame.
 
     Parameters
@@ -33,17 +32,11 @@ def posed_channels(bones: Bones, local_rotations: F64, moved: Sequence[int] | No
     bones : Bones
     local_rotations : (J, 4, 4) float64
         Rotation of each bone about its head, in its rest frame (identity = rest).
-    moved : sequence of int, optional
-        The only bones whose rotation is not the identity.  Then only their subtrees are
-        walked; every other bone sits at rest and its channel is exactly the identity
-        (the pose sweep turns one bone at a time).
 
     Returns
     -------
     (J, 4, 4) float64, ``G_j B_j^-1``
     """
-    if moved is not None:
-        return _subtree_channels(bones, local_rotations, moved)
     rest = bones.rest
     walk = bones.walk
     order = walk.order
@@ -57,34 +50,12 @@ def posed_channels(bones: Bones, local_rotations: F64, moved: Sequence[int] | No
     return out
 
 
-def _subtree_channels(bones: Bones, local_rotations: F64, moved: Sequence[int]) -> F64:
-    """``posed_channels`` walking only the subtrees of ``moved``: the same products, bone by bone."""
-    rest = bones.rest
-    inherits = bones.inherit_rotation if len(bones.inherit_rotation) else np.ones(len(rest), dtype=bool)
-    affected = np.zeros(len(rest), dtype=bool)
-    affected[list(moved)] = True
-    world = rest.copy()
-    out = np.broadcast_to(np.eye(4), rest.shape).copy()
-    local = bones.local_rest
-    for j in bones.walk.order:
-        p = bones.parents[j]
-        if not affected[j]:
-            if p < 0 or not affected[p]:
-                continue
-            affected[j] = True
-        parent_world = np.eye(4) if p < 0 else world[p]
-        world[j] = parent_world @ local[j] @ local_rotations[j]
-        if p >= 0 and not inherits[j]:
-            world[j][:3, :3] = (rest[j] @ local_rotations[j])[:3, :3]
-        out[j] = world[j] @ bones.rest_inverse[j]
-    return out
-
-
 def turned_channels(bones: Bones, bone: int, rotations: F64) -> F64:
     """Skinning matrices of several poses that each turn ``bone`` alone, in one walk of its subtree.
 
-    Pose ``p`` is ``posed_channels(bones, local, moved=(bone,))`` with ``local[bone] = rotations[p]``
-    (the same products, batched over the poses).
+    Pose ``p`` is ``posed_channels(bones, local)`` with ``local[bone] = rotations[p]`` and the identity
+    elsewhere, walking only ``bone``'s subtree (the same products, batched over the poses); every
+    other bone sits at rest and its channel is exactly the identity.
 
     Parameters
     ----------

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skin_audit.core.audit.stress_poses import posed_channels
+from skin_audit.core.audit.stress_poses import posed_channels, turned_channels
 from skin_audit.core.maths import affine
 from tests.factories.numpy_rigs import BoneRow, bones_table, rotation
 
@@ -49,7 +49,7 @@ def test_every_walk_equals_the_written_out_loop(count, max_back):
         one = np.broadcast_to(np.eye(4), turns.shape).copy()
         one[bone] = turns[bone]
         full = _reference(bones, one)
-        sub = posed_channels(bones, one, moved=(bone,))
+        sub = turned_channels(bones, bone, turns[bone][None])[0]
         np.testing.assert_allclose(sub, full, atol=1e-12)
         untouched = np.abs(full - np.eye(4)).max(axis=(1, 2)) < 1e-12
         assert untouched.sum() >= (0 if bone == 0 else 5)  # bones outside the subtree
