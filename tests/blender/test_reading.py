@@ -77,6 +77,34 @@ def test_spot_checks_give_blenders_float32_positions_of_the_posed_copy(bpy):
         np.testing.assert_allclose(positions, blender, rtol=0, atol=1e-6)
 
 
+def test_a_sampled_spot_check_gives_the_sampled_vertices_of_the_whole_evaluation(bpy):
+    """With a sample, Blender deforms only every stride-th vertex and the included ones (a Geometry
+    Nodes cut before the Armature modifier): exactly the rows of the whole mesh's evaluation."""
+    from skin_audit.blender.read.pose_check import spot_checker
+    from skin_audit.core.audit.pose_sweep import SweepPose
+    from skin_audit.core.audit.shape_checks import SpotSample
+
+    obj, _ = posed_chain(bpy)
+    # A modifier before the Armature modifier: the sample indexes the Armature modifier's input.
+    bend = obj.modifiers.new("Bend", "SIMPLE_DEFORM")
+    bend.deform_method, bend.angle = "TWIST", 0.4
+    while obj.modifiers[0] != bend:
+        obj.modifiers.move(len(obj.modifiers) - 1, 0)
+    count = len(obj.data.vertices)
+    poses = [SweepPose(1, "y", 180.0, "test"), SweepPose(0, "x", 90.0, "test")]
+    check = spot_checker(obj, obj.modifiers["Armature"])
+    whole = check(poses)
+    sample = SpotSample(count, 7, (3, 50, 51))
+    index = sample.indices()
+    assert 0 in index and 3 in index and 50 in index and 51 in index and 1 not in index and len(index) < count // 5
+    before = {kind: len(getattr(bpy.data, kind)) for kind in ("node_groups", "objects", "meshes", "scenes")}
+    sampled = check(poses, sample)
+    assert before == {kind: len(getattr(bpy.data, kind)) for kind in before}  # the sandbox removed its cut
+    for full, part in zip(whole, sampled, strict=True):
+        assert part.dtype == np.float32 and part.shape == (len(index), 3)
+        np.testing.assert_array_equal(part, full[index])
+
+
 def test_sandboxes_leave_the_users_evaluated_geometry_alone(bpy):
     """After extraction, the weight pass and spot checks, updating the user's depsgraph
     re-evaluates no geometry of the user's objects: nothing there was tagged."""

@@ -15,8 +15,8 @@ import bpy
 import numpy as np
 
 from ...core.audit.pose_sweep import SweepPose
-from ...core.audit.shape_checks import SpotChecker
-from ..sandbox import sandbox
+from ...core.audit.shape_checks import SpotChecker, SpotSample
+from ..sandbox import Sandbox, sandbox
 from .arrays import stored_positions
 from .extract import set_rest_channels, trim_after
 
@@ -28,14 +28,62 @@ def _axis_quaternion(axis: str, degrees: float) -> tuple[float, float, float, fl
     return (q[0], q[1], q[2], q[3])
 
 
+#: Vertex indices a Geometry Nodes float (float32) holds exactly: the sample's stride is taken there.
+EXACT_FLOAT_INDEX = 2**24
+
+
+def _keep_sample(box: Sandbox, sample: SpotSample) -> bpy.types.GeometryNodeTree:
+    """A node group deleting every vertex but the sample's: index % stride == 0 or one of ``include``.
+
+    Vertex groups pass through Delete Geometry, so an Armature modifier after it deforms the
+    kept vertices as it would in the whole mesh, in their order."""
+    group = box.track(bpy.data.node_groups, bpy.data.node_groups.new("__skin_audit_sample", "GeometryNodeTree"))
+    group.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    group.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    nodes, links = group.nodes, group.links
+    index = nodes.new("GeometryNodeInputIndex").outputs[0]
+    modulo = nodes.new("ShaderNodeMath")
+    modulo.operation = "FLOORED_MODULO"
+    modulo.inputs[1].default_value = float(sample.stride)
+    links.new(index, modulo.inputs[0])
+
+    def equals(value: bpy.types.NodeSocket, number: int) -> bpy.types.NodeSocket:
+        compare = nodes.new("FunctionNodeCompare")
+        compare.data_type = "INT"
+        compare.operation = "EQUAL"
+        a, b = (next(s for s in compare.inputs if s.identifier == name) for name in ("A_INT", "B_INT"))
+        links.new(value, a)
+        b.default_value = number
+        return compare.outputs[0]
+
+    keep = equals(modulo.outputs[0], 0)
+    for vertex in sample.include:
+        either = nodes.new("FunctionNodeBooleanMath")
+        either.operation = "OR"
+        links.new(keep, either.inputs[0])
+        links.new(equals(index, vertex), either.inputs[1])
+        keep = either.outputs[0]
+    drop = nodes.new("FunctionNodeBooleanMath")
+    drop.operation = "NOT"
+    links.new(keep, drop.inputs[0])
+    delete = nodes.new("GeometryNodeDeleteGeometry")
+    delete.domain = "POINT"
+    links.new(nodes.new("NodeGroupInput").outputs[0], delete.inputs["Geometry"])
+    links.new(drop.outputs[0], delete.inputs["Selection"])
+    links.new(delete.outputs[0], nodes.new("NodeGroupOutput").inputs[0])
+    return group
+
+
 def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier) -> SpotChecker:
     """A function evaluating sweep poses of ``obj`` (deformed by ``mod``) in Blender.
 
-    It returns per pose Blender's (V, 3) positions as Blender stores them, float32: the
-    comparison with numpy widens them exactly, so no float64 copy of each pose is made here.
+    It returns per pose Blender's positions of the sampled vertices (all of them without a
+    sample) as Blender stores them, float32: the comparison with numpy widens them exactly, so
+    no float64 copy of each pose is made here.  A sample is cut by a Geometry Nodes modifier just
+    before ``mod`` on the sandbox copy, so Blender deforms those vertices alone.
     """
 
-    def check(poses: Sequence[SweepPose]) -> list[np.ndarray]:
+    def check(poses: Sequence[SweepPose], sample: SpotSample | None = None) -> list[np.ndarray]:
         out = []
         with sandbox() as box:
             arm = box.copy_object(mod.object)
@@ -49,13 +97,22 @@ def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier) -> Spot
             # Only this modifier takes the test pose: an Armature modifier before it (even on the
             # same armature) made the recomputation's input at the user's pose, and must again.
             mesh.modifiers[position].object = arm
+            take: np.ndarray | None = None
+            if sample is not None:
+                if sample.vertex_count < EXACT_FLOAT_INDEX:
+                    cut = mesh.modifiers.new("__skin_audit_sample", "NODES")
+                    cut.node_group = _keep_sample(box, sample)
+                    mesh.modifiers.move(len(mesh.modifiers) - 1, position)
+                else:
+                    take = sample.indices()
             names = [b.name for b in mod.object.data.bones]
             for pose in poses:
                 set_rest_channels(arm)
                 pb = arm.pose.bones[names[pose.bone]]
                 pb.rotation_mode = "QUATERNION"
                 pb.rotation_quaternion = _axis_quaternion(pose.axis, pose.degrees)
-                out.append(stored_positions(mesh.evaluated_get(box.depsgraph()).data))
+                positions = stored_positions(mesh.evaluated_get(box.depsgraph()).data)
+                out.append(positions if take is None else positions[take])
         return out
 
     return check

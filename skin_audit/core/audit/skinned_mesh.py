@@ -347,6 +347,13 @@ class SkinnedMesh:
         return _carry_caches(self, replace(self, bones=self.bones.with_channel(channel)),
                              _MESH_CACHES)
 
+    def vertex_subset(self, index: NDArray[np.intp]) -> SkinnedMesh:
+        """The same rig on the vertices ``index`` only (their rest positions and weights): what a
+        recomputation of those vertices needs.  Measurements of the whole mesh (Blender's output,
+        edges, the modelled mesh) are left out."""
+        return replace(self, rest=self.rest[index], weights=self.weights[:, index], blender=None,
+                       edges=np.zeros((0, 2), dtype=np.intp), modelled=None, blender_at_rest=None)
+
     def deform_groups(self) -> NDArray[np.intp]:
         """(G,) bone index for groups naming a bone with Deform on, else -1 (Blender's pchan_from_defbase)."""
         bones = self.group_bones()

@@ -13,6 +13,7 @@ singular value is that and the determinant its square.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -98,7 +99,8 @@ class OwnBlender:
         self.rig, self.nudge, self.vertex = rig, nudge, vertex
         self.poses: list = []
 
-    def __call__(self, poses):
+    def __call__(self, poses, sample=None):
+        self.sample = sample
         out = []
         for p in poses:
             self.poses.append(p)
@@ -108,7 +110,7 @@ class OwnBlender:
                                        self.rig.rows, channel)
             if self.nudge and len(self.poses) == 1:
                 pos[self.vertex] += (0.0, 0.0, self.nudge)
-            out.append(pos)
+            out.append(pos if sample is None else pos[sample.indices()])
         return out
 
 
@@ -133,9 +135,32 @@ def test_sweep_mismatch_when_blender_deforms_a_test_pose_differently():
     assert result.metrics["sweep_spot_check_max_difference"] == pytest.approx(0.01, rel=1e-3)
 
 
+def test_a_large_mesh_is_spot_checked_on_a_sample_holding_the_worst_vertex(monkeypatch):
+    """Beyond SPOT_CHECK_VERTICES, every stride-th vertex and each checked pose's worst vertex are
+    compared: a wrong vertex in the sample is caught, one outside it is not looked at."""
+    from skin_audit.core.audit import shape_checks
+
+    rig = nr.chain_tube()
+    mesh = nr.skinned_mesh(rig)
+    full = OwnBlender(rig)
+    worst = shape(mesh, full).measures["collapse"].argmax()
+    monkeypatch.setattr(shape_checks, "SPOT_CHECK_VERTICES", mesh.vertex_count // 4)
+    checker = OwnBlender(rig)
+    result = shape(mesh, checker)
+    index = checker.sample.indices()
+    stride = checker.sample.stride
+    assert stride == 4 and worst in index and len(index) <= mesh.vertex_count // 4 + 2
+    assert result.metrics["sweep_spot_check_vertices"] == len(index)
+    assert result.metrics["sweep_spot_check_max_difference"] <= 1e-6
+    inside = next(v for v in index if v != worst)
+    outside = next(v for v in range(mesh.vertex_count) if v not in set(index.tolist()))
+    assert "sweep-mismatch" in codes(shape(mesh, OwnBlender(rig, nudge=0.01, vertex=inside)))
+    assert "sweep-mismatch" not in codes(shape(mesh, OwnBlender(rig, nudge=0.01, vertex=outside)))
+
+
 def test_spot_checks_skip_a_pose_whose_vertex_count_changed():
     rig = nr.chain_tube()
-    result = shape(nr.skinned_mesh(rig), lambda poses: [np.zeros((3, 3)) for _ in poses])
+    result = shape(nr.skinned_mesh(rig), lambda poses, sample: [np.zeros((3, 3)) for _ in poses])
     assert "sweep-mismatch" not in codes(result) and "sweep_spot_checks" not in result.metrics
 
 
@@ -246,3 +271,32 @@ def test_stray_weights_far_from_the_bone():
 
 def test_clean_tube_has_no_stray_weights():
     assert "stray-weights" not in codes(shape(nr.skinned_mesh(nr.chain_tube())))
+
+
+def test_the_spot_check_poses_are_those_of_the_walk_over_every_vertex_in_order(monkeypatch):
+    """``_worst_poses`` looks at the smallest values first: it must choose what walking the whole
+    stable sort chooses, ties and too-few-bones fallbacks included."""
+    from skin_audit.core.audit import shape_checks
+    from skin_audit.core.audit.pose_sweep import SweepPose
+
+    def walk(sweep, count):
+        chosen, vertices, seen = [], [], set()
+        for v in np.argsort(sweep.smallest, kind="stable"):
+            k = int(sweep.worst_pose[v])
+            if k >= 0 and sweep.poses[k].bone not in seen:
+                chosen.append(k), vertices.append(int(v)), seen.add(sweep.poses[k].bone)
+            if len(chosen) == count:
+                break
+        return chosen, vertices
+
+    rng = np.random.default_rng(7)
+    monkeypatch.setattr(shape_checks, "_FIRST_CANDIDATES", 16)
+    for trial in range(60):
+        n = int(rng.integers(1, 400))
+        bones = int(rng.integers(1, 12))
+        poses = tuple(SweepPose(int(b), "x", 90.0, "default") for b in rng.integers(0, bones, 3 * bones))
+        levels = rng.integers(0, [2, 5, 50][trial % 3], n) / 10.0  # many ties, some, few
+        worst = rng.integers(-1, len(poses), n)
+        sweep = SimpleNamespace(smallest=levels, worst_pose=worst, poses=poses)
+        for count in (1, 3, 5):
+            assert shape_checks._worst_poses(sweep, count) == walk(sweep, count), (trial, count)
