@@ -98,6 +98,10 @@ def _offsets(mesh: SkinnedMesh, parts: tuple[tuple[NDArray[np.bool_] | None, Pre
         delta = engine.weights - table.weights * mesh.blend_scale[:, None]
     if not np.isfinite(delta).all():
         return None
+    if not delta.any():  # the target draws Blender's weights exactly: nothing to blend
+        none = np.zeros(0, dtype=np.intp)
+        return Offsets(BoneRuns(none, np.zeros(1, dtype=np.intp), none, np.zeros(0), mesh.vertex_count),
+                       np.zeros((3, 0)))
     runs = runs_from_table(table.bones, delta)  # only the pairs whose weights differ
     return Offsets(runs, gather_points(runs, mesh.rest_armature))
 
