@@ -283,6 +283,16 @@ def test_engine_divergence_from_weight_differences_is_the_distance_of_both_blend
         both = np.linalg.norm(target_positions(mesh, chosen, channel, prepared)
                               - recompute_blender(mesh, channel).positions, axis=1)
         np.testing.assert_allclose(engine_offsets(mesh, channel, prepared), both, rtol=0, atol=1e-12)
+    # Weights the exporter keeps bit for bit (quarters summing to 1): nothing is laid out, the
+    # distances are zero, and so are those of the two blends.
+    quarter = np.round(rig.groups["Root"] * 4.0) / 4.0
+    exact = nr.skinned_mesh(with_groups(rig, Root=quarter, Child=1.0 - quarter), mesh_to_armature=pre)
+    exact_prepared = prepare_target(exact, chosen)
+    assert exact_prepared.offsets is not None and len(exact_prepared.offsets.runs.vertex) == 0
+    for channel in [exact.bones.channel] + stress_channels(off):
+        both = np.linalg.norm(target_positions(exact, chosen, channel, exact_prepared)
+                              - recompute_blender(exact, channel).positions, axis=1)
+        np.testing.assert_allclose(engine_offsets(exact, channel, exact_prepared), both, rtol=0, atol=1e-12)
     # A masked vertex or a different slot makes the engine's pairs not Blender's: both blends then.
     mask = np.ones(V)
     mask[nr.ring(5)] = 0.5
