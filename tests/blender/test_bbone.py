@@ -480,3 +480,34 @@ def test_rigify_body_every_vertex_recomputed(bpy, rigify_character, preserve_vol
     print(f"rigify body {'dqs' if preserve_volume else 'lbs'}: {len(err)} vertices, max {err.max():.3g}")
     assert err.max() < 1e-5 * data.size()
     bpy.ops.wm.read_factory_settings(use_empty=True)
+
+
+@pytest.mark.blender42
+@pytest.mark.parametrize("case", [ease_roll_curve, handles("ABSOLUTE")], ids=lambda c: c.__name__)
+def test_poses_recomputed_together_leave_out_only_bbones_at_rest(bpy, case):
+    """``recompute_blender_many`` computes the B-Bones' curves of several poses together and skips a
+    B-Bone where it and its handles sit at rest.  Each pose below turns one bone (a custom handle
+    H1 alone, the chain's end, its middle): Blender's own evaluation of each, through the audit's
+    spot checker, is what the batch must give."""
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.blender.read.pose_check import spot_checker
+    from skin_audit.core.audit.armature_modifier import recompute_blender, recompute_blender_many
+    from skin_audit.core.audit.pose_sweep import SweepPose, pose_channel
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    arm, tube = build_rig(bpy, edit=case)
+    mod = tube.modifiers["Armature"]
+    mesh = extract(tube, mod, bpy.context.evaluated_depsgraph_get(), measure_drift=False).for_test_poses()
+    names = [b.name for b in arm.data.bones]
+    poses = [SweepPose(names.index(n), axis, deg, "test") for n, axis, deg in
+             (("H1", "x", 60.0), ("B2", "z", 90.0), ("B1", "y", 120.0), ("B0", "x", 0.0))]
+    theirs = spot_checker(tube, mod)(poses)
+    ours = recompute_blender_many(mesh, [pose_channel(mesh, p) for p in poses])
+    moved = 0
+    for pose, blender, rec in zip(poses, theirs, ours, strict=True):
+        err = np.linalg.norm(rec.positions - blender, axis=1)
+        assert err.max() < POSITION_TOL, f"{names[pose.bone]}: worst {err.max():.3g}"
+        alone = recompute_blender(mesh, pose_channel(mesh, pose)).positions
+        np.testing.assert_allclose(rec.positions, alone, rtol=0, atol=1e-12)
+        moved += np.abs(blender - np.array([tuple(v.co) for v in tube.data.vertices])).max() > 0.05
+    assert moved >= 2 + (case is not ease_roll_curve)  # the poses really bend B-Bones (H1 only with handles)

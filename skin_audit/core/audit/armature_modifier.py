@@ -17,6 +17,7 @@ follows the number of weights, not vertices x bones.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -164,21 +165,36 @@ def _bbone_dual(mesh: SkinnedMesh, bone: int) -> tuple[bb.SegmentDualQuaternions
     return quats, index, blend
 
 
-def bbone_correction(mesh: SkinnedMesh) -> F64:
-    """(V, 3) armature-space ``sum_j w_j (M_j(v) co - C_j co)`` over B-Bone groups, ``co`` the rest
-    positions in armature space: what the B-Bones' segments add to the plain-bone blend (zero
-    without B-Bones).  Each vertex's segment is the mesh's (rest data, kept across poses)."""
+def bbone_corrections(mesh: SkinnedMesh, channels: F64) -> list[F64]:
+    """(V, 3) armature-space ``sum_j w_j (M_j(v) co - C_j co)`` over B-Bone groups at each of the
+    (P, J, 4, 4) ``channels``, ``co`` the rest positions in armature space: what the B-Bones'
+    segments add to the plain-bone blend (zero without B-Bones).  Each vertex's segment is the
+    mesh's (rest data, kept across poses); each B-Bone's curves at every pose are computed
+    together (``rig_pose_segments_many``).
+
+    A B-Bone that a pose leaves at rest (itself and its handles at the identity, no pose shape:
+    its segments are its rest segments) adds nothing at that pose, and is skipped there."""
     co = mesh.rest_armature
-    out = np.zeros_like(co)
+    out = [np.zeros_like(co) for _ in channels]
+    identity = np.all(channels == np.eye(4), axis=(2, 3))  # (P, J)
     for bone, idx, w in mesh.deform_columns:
-        if _rig_bbone(mesh, bone) is None:
+        rb = _rig_bbone(mesh, bone)
+        if rb is None:
             continue
-        _, deform = _bbone_deform(mesh, bone)
+        ends = [k for k in (bone, rb.prev_bone, rb.next_bone) if k >= 0]
+        at_rest = identity[:, ends].all(axis=1) & (rb.pose_shape == bb.NO_POSE_SHAPE)
+        posed = np.flatnonzero(~at_rest)
+        if posed.size == 0:
+            continue
+        chans = channels[posed]
+        joints = bb.rig_pose_segments_many(rb, bone, chans, mesh.bones.rest)
+        deform = bb.bbone_deform_matrices_many(mesh.bones.rest[bone], chans[:, bone], rb.rest_segments, joints)
         p = co[idx]
         index, blend = mesh.bbone_mapping[bone]
-        m = bb.blended_segment_matrices(index, blend, deform) - mesh.bones.channel[bone]
-        # vij,vj->vi: each vertex's segment blend minus the plain bone, applied to the vertex.
-        out[idx] += w[:, None] * (np.einsum("vij,vj->vi", m[:, :3, :3], p) + m[:, :3, 3])
+        for k, d in zip(posed.tolist(), deform, strict=True):
+            m = bb.blended_segment_matrices(index, blend, d) - channels[k, bone]
+            # vij,vj->vi: each vertex's segment blend minus the plain bone, applied to the vertex.
+            out[k][idx] += w[:, None] * (np.einsum("vij,vj->vi", m[:, :3, :3], p) + m[:, :3, 3])
     return out
 
 
@@ -237,6 +253,20 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
     quaternions in armature space.
     """
     channel = mesh.bones.channel if channel is None else channel
+    return _recompute(mesh, channel, None)
+
+
+def recompute_blender_many(mesh: SkinnedMesh, channels: Sequence[F64]) -> list[Recomputed]:
+    """``recompute_blender`` at each pose of ``channels``, the B-Bones' curves of every pose computed
+    together (a rig's B-Bones cost more per pose than its plain bones)."""
+    corrections: list[F64 | None] = [None] * len(channels)
+    if channels and mesh.modifier.use_vertex_groups and not mesh.modifier.preserve_volume and has_bbones(mesh):
+        corrections = list(bbone_corrections(mesh, np.asarray(channels)))
+    return [_recompute(mesh, channel, correction) for channel, correction in zip(channels, corrections, strict=True)]
+
+
+def _recompute(mesh: SkinnedMesh, channel: F64, bbone: F64 | None) -> Recomputed:
+    """``recompute_blender`` at ``channel``; ``bbone`` the B-Bones' correction there when computed."""
     flat = mesh.flat_columns
     co = mesh.rest
     premat = mesh.mesh_to_armature
@@ -264,7 +294,9 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
         out = co + blend_runs(runs, gathered, displacement, scaled).T
         if has_bbones(mesh):
             # B-Bones blend their segments per vertex: their correction on top of the plain blend.
-            correction = bbone_correction(_with_channel(mesh, channel)) @ back[:3, :3].T
+            if bbone is None:
+                bbone = bbone_corrections(mesh, channel[None])[0]
+            correction = bbone @ back[:3, :3].T
             out += correction * mesh.blend_scale[:, None]
     return Recomputed(out, flat.contrib, flat.count, sensitive)
 

@@ -16,7 +16,7 @@ from ..engines.divergence import divergence as engine_divergence
 from ..engines.divergence import divergence_by_pose, divergence_finding
 from ..findings import Finding, Severity
 from ..maths.affine import distances
-from .armature_modifier import Recomputed, recompute_blender
+from .armature_modifier import Recomputed, recompute_blender, recompute_blender_many
 from .drift_causes import UNEXPLAINED, rest_drift_causes
 from .engine_target import audit_target, engine_offsets, prepare_target, target_positions
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
@@ -280,15 +280,19 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
                                    standard_poses(mesh.bones, options.test_pose_degrees)]
     prepared = prepare_target(mesh, target)  # the exporter and weight rules once, for every pose
     from_rest = mesh.for_test_poses()  # stress poses start from rest, B-Bone pose properties included
+    both: list[tuple[str, F64 | None]] = []
     for name, channel in poses:
-        at = mesh.bones.channel if channel is None else channel
         # One blend of the weight differences where the target uses Blender's pairs; else both blends.
-        offsets = engine_offsets(mesh, at, prepared)
+        offsets = engine_offsets(mesh, mesh.bones.channel if channel is None else channel, prepared)
         if offsets is not None:
             per_pose[name] = offsets
-            continue
-        # The current pose was deformed Blender's way at the start.
-        blender_like = rec if channel is None else recompute_blender(from_rest, channel)
+        else:
+            both.append((name, channel))
+    # The current pose was deformed Blender's way at the start; the others together (B-Bone curves).
+    blends = iter(recompute_blender_many(from_rest, [c for _, c in both if c is not None]))
+    for name, channel in both:
+        blender_like = rec if channel is None else next(blends)
+        at = mesh.bones.channel if channel is None else channel
         per_pose[name] = engine_divergence(target_positions(mesh, target, at, prepared), blender_like.positions)
     divergence = functools.reduce(np.maximum, per_pose.values())
     measures["engine_divergence"] = divergence
