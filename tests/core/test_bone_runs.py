@@ -115,7 +115,7 @@ def test_a_pose_moving_few_bones_blends_only_theirs_with_the_same_result(monkeyp
     rig = nr.chain_tube(("Root", "Mid", "Tip"), rings=13)
     mesh = nr.skinned_mesh(rig, blender=None, mesh_to_armature=nr.rotation("z", 0.3))
     channel = nr.channels(rig.rows, {"Tip": nr.rotation("x", 1.1)})  # Root and Mid stay at rest
-    runs = mesh.blend_layout[0]
+    runs = mesh.blend_layout.runs
     moving = np.isin(runs.bone, [rig.group_names.index("Tip")])
     assert 0 < np.diff(runs.starts)[moving].sum() < 0.7 * len(runs.vertex)  # the selection path runs
     selected = recompute_blender(mesh, channel).positions

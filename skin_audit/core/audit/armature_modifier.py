@@ -165,36 +165,35 @@ def _bbone_dual(mesh: SkinnedMesh, bone: int) -> tuple[bb.SegmentDualQuaternions
     return quats, index, blend
 
 
-def bbone_corrections(mesh: SkinnedMesh, channels: F64) -> list[F64]:
-    """(V, 3) armature-space ``sum_j w_j (M_j(v) co - C_j co)`` over B-Bone groups at each of the
-    (P, J, 4, 4) ``channels``, ``co`` the rest positions in armature space: what the B-Bones'
-    segments add to the plain-bone blend (zero without B-Bones).  Each vertex's segment is the
-    mesh's (rest data, kept across poses); each B-Bone's curves at every pose are computed
-    together (``rig_pose_segments_many``).
+def joint_matrices(mesh: SkinnedMesh, channels: F64) -> list[tuple[F64, NDArray[np.bool_]]]:
+    """Per pose of the (P, J, 4, 4) ``channels``: the armature-space deform matrix of every B-Bone
+    joint of ``mesh.blend_layout`` (X, 4, 4), and whether each moves.
 
-    A B-Bone that a pose leaves at rest (itself and its handles at the identity, no pose shape:
-    its segments are its rest segments) adds nothing at that pose, and is skipped there."""
-    co = mesh.rest_armature
-    out = [np.zeros_like(co) for _ in channels]
+    Each B-Bone's curves at every pose are computed together (``rig_pose_segments_many``).  A
+    B-Bone a pose leaves at rest (itself and its handles at the identity, no pose shape: its
+    segments are its rest segments) has the identity at every joint there, and does not move."""
+    layout = mesh.blend_layout
+    bbones = [(bone, first, _rig_bbone(mesh, bone)) for bone, first in layout.joints.items()]
+    count = sum(len(rb.rest_segments) for _, _, rb in bbones if rb is not None)
+    out = [(np.empty((count, 4, 4)), np.zeros(count, dtype=bool)) for _ in channels]
+    first_joint = len(mesh.bones.names)
     identity = np.all(channels == np.eye(4), axis=(2, 3))  # (P, J)
-    for bone, idx, w in mesh.deform_columns:
-        rb = _rig_bbone(mesh, bone)
-        if rb is None:
-            continue
+    for bone, first, rb in bbones:
+        assert rb is not None
+        at = slice(first - first_joint, first - first_joint + len(rb.rest_segments))
         ends = [k for k in (bone, rb.prev_bone, rb.next_bone) if k >= 0]
         at_rest = identity[:, ends].all(axis=1) & (rb.pose_shape == bb.NO_POSE_SHAPE)
+        for k in np.flatnonzero(at_rest).tolist():
+            out[k][0][at] = np.eye(4)
         posed = np.flatnonzero(~at_rest)
         if posed.size == 0:
             continue
         chans = channels[posed]
-        joints = bb.rig_pose_segments_many(rb, bone, chans, mesh.bones.rest)
-        deform = bb.bbone_deform_matrices_many(mesh.bones.rest[bone], chans[:, bone], rb.rest_segments, joints)
-        p = co[idx]
-        index, blend = mesh.bbone_mapping[bone]
+        segments = bb.rig_pose_segments_many(rb, bone, chans, mesh.bones.rest)
+        deform = bb.bbone_deform_matrices_many(mesh.bones.rest[bone], chans[:, bone], rb.rest_segments, segments)
         for k, d in zip(posed.tolist(), deform, strict=True):
-            m = bb.blended_segment_matrices(index, blend, d) - channels[k, bone]
-            # vij,vj->vi: each vertex's segment blend minus the plain bone, applied to the vertex.
-            out[k][idx] += w[:, None] * (np.einsum("vij,vj->vi", m[:, :3, :3], p) + m[:, :3, 3])
+            out[k][0][at] = d
+            out[k][1][at] = True
     return out
 
 
@@ -259,14 +258,14 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
 def recompute_blender_many(mesh: SkinnedMesh, channels: Sequence[F64]) -> list[Recomputed]:
     """``recompute_blender`` at each pose of ``channels``, the B-Bones' curves of every pose computed
     together (a rig's B-Bones cost more per pose than its plain bones)."""
-    corrections: list[F64 | None] = [None] * len(channels)
+    joints: list[tuple[F64, NDArray[np.bool_]] | None] = [None] * len(channels)
     if channels and mesh.modifier.use_vertex_groups and not mesh.modifier.preserve_volume and has_bbones(mesh):
-        corrections = list(bbone_corrections(mesh, np.asarray(channels)))
-    return [_recompute(mesh, channel, correction) for channel, correction in zip(channels, corrections, strict=True)]
+        joints = list(joint_matrices(mesh, np.asarray(channels)))
+    return [_recompute(mesh, channel, at) for channel, at in zip(channels, joints, strict=True)]
 
 
-def _recompute(mesh: SkinnedMesh, channel: F64, bbone: F64 | None) -> Recomputed:
-    """``recompute_blender`` at ``channel``; ``bbone`` the B-Bones' correction there when computed."""
+def _recompute(mesh: SkinnedMesh, channel: F64, joints: tuple[F64, NDArray[np.bool_]] | None) -> Recomputed:
+    """``recompute_blender`` at ``channel``; ``joints`` its B-Bone joints' matrices when computed."""
     flat = mesh.flat_columns
     co = mesh.rest
     premat = mesh.mesh_to_armature
@@ -281,23 +280,25 @@ def _recompute(mesh: SkinnedMesh, channel: F64, bbone: F64 | None) -> Recomputed
         out = apply_affine(back, finish_dual(arm_co, dual, mesh.mask))
         sensitive = dual.order_sensitive
     else:
-        runs, scaled, gathered = mesh.blend_layout
-        # M - I: the blend sums displacements, so an unweighted vertex stays where it is.
-        displacement = (back @ channel @ premat)[:, :3, :] - np.eye(4)[:3]
+        layout = mesh.blend_layout
+        runs, scaled, gathered = layout.runs, layout.scaled, layout.gathered
         # Bones at rest (channel exactly the identity) add nothing: P^-1 I P - I is zero up to rounding.
-        moving = np.any(channel != np.eye(4), axis=(1, 2))[runs.bone]
+        moving = np.any(channel != np.eye(4), axis=(1, 2))
+        matrices = channel
+        if layout.joints:
+            # B-Bones blend their joints' matrices: runs numbered after the bones.
+            at, joint_moving = joints if joints is not None else joint_matrices(mesh, channel[None])[0]
+            matrices = np.concatenate([channel, at])
+            moving = np.concatenate([moving, joint_moving])
+        # M - I: the blend sums displacements, so an unweighted vertex stays where it is.
+        displacement = (back @ matrices @ premat)[:, :3, :] - np.eye(4)[:3]
+        moving = moving[runs.bone]
         lengths = np.diff(runs.starts)
         # (A NaN weight on a bone at rest still reaches its vertex: every run is blended then.)
         if lengths[moving].sum() < tolerances.BLEND_MOVING_SHARE * lengths.sum() and np.isfinite(scaled).all():
             # A test pose turning one bone: only its subtree's weights are blended.
             runs, (scaled, gathered) = select_runs(runs, moving, scaled, gathered)
         out = co + blend_runs(runs, gathered, displacement, scaled).T
-        if has_bbones(mesh):
-            # B-Bones blend their segments per vertex: their correction on top of the plain blend.
-            if bbone is None:
-                bbone = bbone_corrections(mesh, channel[None])[0]
-            correction = bbone @ back[:3, :3].T
-            out += correction * mesh.blend_scale[:, None]
     return Recomputed(out, flat.contrib, flat.count, sensitive)
 
 

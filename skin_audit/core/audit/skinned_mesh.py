@@ -156,6 +156,16 @@ class FlatColumns:
 
 
 @dataclass(frozen=True)
+class BlendLayout:
+    """The linear blend's layout of a mesh (``SkinnedMesh.blend_layout``)."""
+
+    runs: BoneRuns  # run numbers: bones, then B-Bone joints from ``joints[bone]`` on
+    scaled: F64  # (N,) each weight times Blender's ``a / sum w`` for its vertex
+    gathered: F64  # (3, N) rest positions (object space) in run order
+    joints: dict[int, int]  # B-Bone -> the run number of its first joint
+
+
+@dataclass(frozen=True)
 class InfluenceTable:
     """Every vertex's non-zero deform weights, vertex-major, slots in group order (Blender's order)."""
 
@@ -305,14 +315,60 @@ class SkinnedMesh:
         return out
 
     @cached_property
-    def blend_layout(self) -> tuple[BoneRuns, F64, F64]:
+    def blend_layout(self) -> BlendLayout:
         """The deform weights grouped by bone with ``blend_scale`` folded in, and the rest
-        positions (object space) in that order, (3, N): the linear blend's layout, once per mesh."""
+        positions (object space) in that order, (3, N): the linear blend's layout, once per mesh.
+
+        A B-Bone's weight ``w`` on a vertex between its joints ``i`` and ``i + 1`` (blend ``b``)
+        becomes ``w (1 - b)`` on joint ``i`` and ``w b`` on joint ``i + 1`` (Blender blends the two
+        joints' matrices so): each joint is a run of its own, numbered after the bones."""
         flat = self.flat_columns
-        runs = BoneRuns(flat.bones, flat.starts, flat.vertex, flat.weight, self.vertex_count)
+        mapping = self.bbone_mapping
+        if not mapping:
+            runs = BoneRuns(flat.bones, flat.starts, flat.vertex, flat.weight, self.vertex_count)
+            joints: dict[int, int] = {}
+        else:
+            runs, joints = self._runs_with_joints(flat, mapping)
         with np.errstate(invalid="ignore", over="ignore"):  # non-finite weights stay for the audit to report
-            scaled = flat.weight * self.blend_scale[flat.vertex]
-        return runs, scaled, gather_points(runs, self.rest)
+            scaled = runs.weight * self.blend_scale[runs.vertex]
+        return BlendLayout(runs, scaled, gather_points(runs, self.rest), joints)
+
+    def _runs_with_joints(self, flat: FlatColumns, mapping: dict[int, tuple[NDArray[np.intp], F64]]
+                          ) -> tuple[BoneRuns, dict[int, int]]:
+        """The runs of ``blend_layout`` when B-Bones have segments: plain bones' columns as they
+        are, each B-Bone joint's weights as a run numbered from ``len(bones)`` (``joints``: the
+        first number of each B-Bone)."""
+        first = len(self.bones.names)
+        joints: dict[int, int] = {}
+        ids, verts, weights = [], [], []
+        for c, bone in enumerate(flat.bones.tolist()):
+            lo, hi = flat.starts[c], flat.starts[c + 1]
+            idx, w = flat.vertex[lo:hi], flat.weight[lo:hi]
+            if bone not in mapping:
+                ids.append(np.full(hi - lo, bone, dtype=np.intp))
+                verts.append(idx)
+                weights.append(w)
+                continue
+            index, blend = mapping[bone]
+            rb = self.bones.bbones[bone]
+            assert rb is not None
+            joints[bone] = first
+            for joint, part in ((index, w * (1.0 - blend)), (index + 1, w * blend)):
+                used = part != 0.0  # NaN is used: it reaches the vertex
+                ids.append(first + joint[used])
+                verts.append(idx[used])
+                weights.append(part[used])
+            first += len(rb.rest_segments)
+        bone_of = np.concatenate(ids)
+        vertex = np.concatenate(verts)
+        # Grouped by run number, vertices ascending within a run (a stable sort of concatenated
+        # ascending lists keeps them so only per source list: sort by (number, vertex)).
+        order = np.lexsort((vertex, bone_of))
+        bone_of, vertex = bone_of[order], vertex[order]
+        cut = np.flatnonzero(np.diff(bone_of)) + 1
+        starts = np.concatenate([[0], cut, [len(bone_of)]]).astype(np.intp)
+        runs = BoneRuns(bone_of[starts[:-1]], starts, vertex, np.concatenate(weights)[order], self.vertex_count)
+        return runs, joints
 
     @cached_property
     def influence_table(self) -> InfluenceTable:
