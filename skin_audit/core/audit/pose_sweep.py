@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,6 +28,7 @@ from ..maths.bbone import (
     vertex_segments,
 )
 from ..maths.collapse import Columns
+from ..maths.parallel import run_all, thread_count
 from ..maths.quaternions import scaled_rotation_matrix
 from ..maths.small_svd import smallest_singular_and_det
 from .armature_modifier import blender_dual_quaternion
@@ -148,13 +150,15 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
         by_bone.setdefault(p.bone, []).append(k)
     shared = _Shared(mesh)
     forest = _InheritForest(mesh, nonzero)
+    ends = _BBoneEnds(mesh)
     for bone, pose_ids in by_bone.items():
-        lin = pose_channel(mesh, poses[pose_ids[0]])[:, :3, :3]
+        channels = _bone_channels(mesh, [poses[k] for k in pose_ids])
+        lin = channels[0, :, :3, :3]
         is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
         is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
-        bent = _bent_bbones(mesh, is_r)
+        bent = ends.bent(is_r)
         if not (is_i | is_r).all() or bent:
-            per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, r, bent, shared)
+            per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, channels, r, bent, shared)
             shared.numeric.add(bone)
             continue
         if np.array_equal(is_r, forest.turns(bone)):
@@ -341,18 +345,28 @@ def _bent_bbones(mesh: SkinnedMesh, turned: NDArray[np.bool_]) -> set[int]:
 
     (The sweep's poses start from rest, B-Bone pose properties included, so a B-Bone whose
     ends turn alike keeps its rest shape and moves rigidly.)"""
-    bbones = mesh.bones.bbones
-    if not bbones:
-        return set()
-    out: set[int] = set()
-    for j in {b for b, _, _ in mesh.deform_columns}:
-        rb = bbones[j] if j < len(bbones) else None
-        if rb is None or j in out:
-            continue
-        ends = [k for k in (rb.prev_bone, rb.next_bone) if k >= 0]
-        if any(turned[k] != turned[j] for k in ends):
-            out.add(j)
-    return out
+    return _BBoneEnds(mesh).bent(turned)
+
+
+class _BBoneEnds:
+    """The weighted B-Bones and their handle bones, as arrays: ``_bent_bbones`` for many poses."""
+
+    def __init__(self, mesh: SkinnedMesh) -> None:
+        bbones = mesh.bones.bbones
+        weighted = sorted({b for b, _, _ in mesh.deform_columns})
+        records = [(j, rb) for j in weighted if j < len(bbones) and (rb := bbones[j]) is not None]
+        self.bones = np.array([j for j, _ in records], dtype=np.intp)
+        self.prev = np.array([rb.prev_bone for _, rb in records], dtype=np.intp)
+        self.next = np.array([rb.next_bone for _, rb in records], dtype=np.intp)
+
+    def bent(self, turned: NDArray[np.bool_]) -> set[int]:
+        """Those whose bone and handles do not all turn alike under ``turned`` (J,)."""
+        if self.bones.size == 0:
+            return set()
+        mine = turned[self.bones]
+        differs = (((self.prev >= 0) & (turned[self.prev] != mine))
+                   | ((self.next >= 0) & (turned[self.next] != mine)))
+        return set(self.bones[differs].tolist())
 
 
 class _Shared:
@@ -392,8 +406,34 @@ class _Shared:
         return hit
 
 
-def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], r: _SweepArrays,
-                  bent: AbstractSet[int], shared: _Shared) -> float:
+def _row_classes(key: F64) -> NDArray[np.intp]:
+    """``np.unique(key, axis=0, return_inverse=True)[1]``: each row's rank among the distinct rows.
+
+    The rows are few distinct ones repeated (bones that move alike), so they are told apart by
+    their bytes first and only the distinct ones are sorted (``np.unique`` on rows sorts them all).
+    """
+    key = key + 0.0  # -0.0 and 0.0 are one value (as np.unique compares them): one byte pattern
+    if not np.isfinite(key).all():  # (NaN is unequal to itself: np.unique's own rules)
+        out: NDArray[np.intp] = np.unique(key, axis=0, return_inverse=True)[1].reshape(-1)
+        return out
+    first: dict[bytes, int] = {}
+    ids = np.array([first.setdefault(row.tobytes(), len(first)) for row in key], dtype=np.intp)
+    rows = np.empty((len(first), key.shape[1]))
+    rows[ids] = key
+    # Rank of each distinct row in lexicographic order (first column first, as np.unique sorts).
+    rank = np.empty(len(rows), dtype=np.intp)
+    rank[np.lexsort(rows.T[::-1])] = np.arange(len(rows))
+    out = rank[ids]
+    return out
+
+
+#: Matrices (changing vertices x measured poses) from which a numeric bone's poses go to the
+#: thread pool: below, the hand-offs cost more than the second core gives.
+_PARALLEL_ROWS = 20_000
+
+
+def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], channels: F64,
+                  r: _SweepArrays, bent: AbstractSet[int], shared: _Shared) -> float:
     """One bone's poses evaluated numerically (blended 3x3, smallest singular value); returns the
     bone's worst value.
 
@@ -405,12 +445,10 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
     """
     flat = mesh.flat_columns
     v = mesh.vertex_count
-    channels = _bone_channels(mesh, [poses[k] for k in pose_ids])
     lin = channels[:, :, :3, :3]
     used = np.unique(flat.bones)
     key = np.round(lin[:, used].transpose(1, 0, 2, 3).reshape(len(used), -1), 9)
-    _, cls = np.unique(key, axis=0, return_inverse=True)
-    cls = cls.reshape(-1)
+    cls = _row_classes(key)
     classes = int(cls.max()) + 1
     class_of = np.full(len(lin[0]), -1, dtype=np.intp)
     class_of[used] = cls
@@ -436,9 +474,11 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
     bent_columns = []
     for j in sorted(bent):
         idx, w, seg, blend = shared.bbone_column(j)
-        bent_columns.append((j, remap[idx], w[:, None] * (1.0 - blend)[:, None], w[:, None] * blend[:, None], seg))
+        # (Each weight repeated over the 9 numbers: a product broadcast along a short axis is slow.)
+        bent_columns.append((j, remap[idx], np.repeat(w[:, None] * (1.0 - blend)[:, None], 9, axis=1),
+                             np.repeat(w[:, None] * blend[:, None], 9, axis=1), seg, seg + 1))
     moved = contrib > tolerances.BLENDER_MIN_CONTRIB
-    scale = 1.0 / np.where(moved, contrib, 1.0)
+    scale = np.repeat((1.0 / np.where(moved, contrib, 1.0))[:, None], 9, axis=1)
     # +180 and -180 about one axis are one rotation: the first (as sorted) is measured and named.
     measured: list[int] = []  # positions in pose_ids
     seen: set[tuple[str, float, bool]] = set()
@@ -455,17 +495,41 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
         joints = rig_pose_segments_many(rb, j, channels[measured], mesh.bones.rest)
         d = bbone_deform_matrices_many(rb.spline.rest, channels[measured, j], rb.rest_segments, joints)
         deform[j] = d[:, :, :3, :3].reshape(len(measured), -1, 9)
-    bone_worst = 1.0
-    for m, p in enumerate(measured):
-        k = pose_ids[p]
+    still = ~moved
+
+    def measure(m: int) -> tuple[F64, F64]:
+        """Smallest singular value and determinant of every changing vertex at measured pose ``m``."""
         # nc,ck->nk: each vertex's weight per class times the class's linear part (9 numbers).
-        linear = per_class @ lin[p, representative].reshape(classes, 9)
-        for j, local, w_in, w_out, seg in bent_columns:
+        linear = per_class @ lin[measured[m], representative].reshape(classes, 9)
+        for j, local, w_in, w_out, seg, seg1 in bent_columns:
+            # linear[local] += w_in * d9[seg] + w_out * d9[seg1], the same sums with fewer temporaries.
             d9 = deform[j][m]
-            linear[local] += w_in * d9[seg] + w_out * d9[seg + 1]
-        smallest, det = smallest_singular_and_det(linear * scale[:, None])
-        smallest[~moved] = 1.0  # Blender does not move them
-        det[~moved] = 1.0
+            add = np.take(d9, seg, axis=0)
+            add *= w_in
+            out = np.take(d9, seg1, axis=0)
+            out *= w_out
+            add += out
+            add += np.take(linear, local, axis=0)
+            linear[local] = add
+        linear *= scale
+        smallest, det = smallest_singular_and_det(linear)
+        smallest[still] = 1.0  # Blender does not move them
+        det[still] = 1.0
+        return smallest, det
+
+    # The poses side by side on the thread pool (each pose's numbers are the same on any thread);
+    # the running worst values then take them in pose order, as one thread would.
+    threads = thread_count() if n * len(measured) >= _PARALLEL_ROWS else 1
+    measures: list[tuple[F64, F64]] = [(scale, scale)] * len(measured)
+
+    def share(first: int) -> None:
+        for m in range(first, len(measured), threads):
+            measures[m] = measure(m)
+
+    run_all([partial(share, t) for t in range(threads)])
+    bone_worst = 1.0
+    for (smallest, det), p in zip(measures, measured, strict=True):
+        k = pose_ids[p]
         r.update(index, k, smallest, det, is_moderate(poses[k]))
         bone_worst = min(bone_worst, float(smallest.min()))
     return bone_worst

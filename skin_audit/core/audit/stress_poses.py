@@ -70,18 +70,28 @@ def turned_channels(bones: Bones, bone: int, rotations: F64) -> F64:
     rotations = np.asarray(rotations, dtype=np.float64)
     rest = bones.rest
     inherits = bones.inherit_rotation if len(bones.inherit_rotation) else np.ones(len(rest), dtype=bool)
-    affected = np.zeros(len(rest), dtype=bool)
+    parents = bones.parents
+    # The subtree, parents first, found on Python lists (a numpy scalar read per bone of a large
+    # rig cost more than the subtree's products).
+    affected = [False] * len(rest)
     affected[bone] = True
-    world = np.broadcast_to(rest, (len(rotations), *rest.shape)).copy()
-    out = np.broadcast_to(np.eye(4), world.shape).copy()
-    local = bones.local_rest
-    for j in bones.walk.order:
-        p = bones.parents[j]
-        if not affected[j]:
-            if p < 0 or not affected[p]:
-                continue
+    subtree = []
+    for j in bones.walk.order.tolist():
+        if affected[j] or (parents[j] >= 0 and affected[parents[j]]):
             affected[j] = True
-        w = (local[j] if p < 0 else world[:, p] @ local[j])
+            subtree.append(j)
+    out = np.broadcast_to(np.eye(4), (len(rotations), *rest.shape)).copy()
+    local = bones.local_rest
+    world: dict[int, F64] = {}  # the subtree's posed matrices; every other bone is at rest
+    for j in subtree:
+        p = parents[j]
+        if p < 0:
+            w = local[j]
+        else:
+            above = world.get(p)
+            if above is None:  # (the turned bone's parent, at rest: the same product, pose by pose)
+                above = np.repeat(rest[p][None], len(rotations), axis=0)
+            w = above @ local[j]
         if j == bone:
             w = w @ rotations
             if p >= 0 and not inherits[j]:
@@ -89,7 +99,7 @@ def turned_channels(bones: Bones, bone: int, rotations: F64) -> F64:
         elif p >= 0 and not inherits[j]:
             w = w.copy()
             w[:, :3, :3] = rest[j, :3, :3]
-        world[:, j] = w
+        world[j] = w
         out[:, j] = w @ bones.rest_inverse[j]
     return out
 

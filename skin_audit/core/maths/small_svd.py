@@ -100,8 +100,8 @@ def smallest_singular_and_det(a: F64) -> tuple[F64, F64]:
         l1 = np.where(top, iso, mean + half)
         l2 = np.where(top, mean + half, mean - half)
         smallest: F64 = np.abs(det) / np.sqrt(l1 * l2)
-    lapack = ~(l2 > (SVD_FALLBACK_RATIO * SVD_FALLBACK_RATIO) * l1)
-    if lapack.any():
-        rows = np.flatnonzero(lapack & np.isfinite(a9).all(axis=1))  # (LAPACK rejects NaN; they stay NaN)
+    rows = np.flatnonzero(~(l2 > (SVD_FALLBACK_RATIO * SVD_FALLBACK_RATIO) * l1))
+    if rows.size:
+        rows = rows[np.isfinite(a9[rows]).all(axis=1)]  # (LAPACK rejects NaN; they stay NaN)
         smallest[rows] = np.linalg.svd(a9[rows].reshape(-1, 3, 3), compute_uv=False)[:, -1]
     return smallest, det
