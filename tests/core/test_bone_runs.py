@@ -102,6 +102,11 @@ def test_the_blend_split_across_threads_is_the_same_blend(monkeypatch: pytest.Mo
     split = blend_runs(runs, gathered, matrices)
     np.testing.assert_array_equal(split, serial)
     np.testing.assert_allclose(split.T, _loop(points, bones, weights, matrices), rtol=0, atol=1e-12)
+    # Added in place to a (V, 3) array: the same sums, added column by column, that array returned.
+    base = rng.normal(size=(500, 3))
+    added = base.copy()
+    assert blend_runs(runs, gathered, matrices, add_to=added) is added
+    np.testing.assert_array_equal(added, base + serial.T)
 
 
 def test_a_pose_moving_few_bones_blends_only_theirs_with_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:

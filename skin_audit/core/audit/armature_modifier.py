@@ -298,7 +298,7 @@ def _recompute(mesh: SkinnedMesh, channel: F64, joints: tuple[F64, NDArray[np.bo
         if lengths[moving].sum() < tolerances.BLEND_MOVING_SHARE * lengths.sum() and np.isfinite(scaled).all():
             # A test pose turning one bone: only its subtree's weights are blended.
             runs, (scaled, gathered) = select_runs(runs, moving, scaled, gathered)
-        out = co + blend_runs(runs, gathered, displacement, scaled).T
+        out = blend_runs(runs, gathered, displacement, scaled, add_to=co.copy())
     return Recomputed(out, flat.contrib, flat.count, sensitive)
 
 

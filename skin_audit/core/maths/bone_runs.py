@@ -103,7 +103,8 @@ def select_runs(runs: BoneRuns, keep: NDArray[np.bool_], *per_weight: F64) -> tu
     return sub, sliced
 
 
-def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None = None) -> F64:
+def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None = None,
+               add_to: F64 | None = None) -> F64:
     """(3, V) ``sum_n weight_n (A_b p_n + t_b)`` per vertex, ``[A_b | t_b]`` = ``matrices[b]``.
 
     Parameters
@@ -112,11 +113,13 @@ def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None 
     gathered : (3, N) float64, ``gather_points(runs, points)``
     matrices : (J, 3, 4) or (J, 4, 4) float64, indexed by ``runs.bone``
     weight : (N,) float64, default ``runs.weight`` (a caller may fold a per-vertex factor in)
+    add_to : (V, 3) float64, optional: the sums are added to it in place, column by column, and it
+        is returned instead (no (3, V) result and no transposed copy)
 
     Returns
     -------
     (3, V) float64, one row per coordinate; vertices without weights get 0.  Non-finite
-    matrices reach exactly the vertices weighted to them.
+    matrices reach exactly the vertices weighted to them.  ``add_to`` when given.
     """
     n = int(runs.starts[-1])
     w = runs.weight if weight is None else weight
@@ -137,18 +140,22 @@ def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None 
         with np.errstate(invalid="ignore", over="ignore"):  # inf * weight stays for the audit to report
             products[:, lo:hi] *= w[lo:hi]
 
-    out = np.empty((3, runs.vertex_count))
+    out = np.empty((3, runs.vertex_count)) if add_to is None else add_to.T
 
     def total(axis: int) -> None:
-        out[axis] = np.bincount(runs.vertex, products[axis], minlength=runs.vertex_count)
+        sums = np.bincount(runs.vertex, products[axis], minlength=runs.vertex_count)
+        if add_to is None:
+            out[axis] = sums
+        else:
+            out[axis] += sums
 
     if n < PARALLEL_FROM:
         product(0, len(runs.bone))
         for axis in range(3):
             total(axis)
-        return out
+        return out if add_to is None else add_to
     # Two halves of the weights (whole runs), then one coordinate per task.
     middle = int(np.searchsorted(runs.starts, n // 2))
     run_all([lambda: product(0, middle), lambda: product(middle, len(runs.bone))])
     run_all([lambda: total(0), lambda: total(1), lambda: total(2)])
-    return out
+    return out if add_to is None else add_to
