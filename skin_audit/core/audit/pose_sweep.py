@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,11 +23,10 @@ from ..maths.affine import rotation
 from ..maths.bbone import (
     bbone_deform_matrices_many,
     rig_pose_segments_many,
-    segment_dual_quaternions,
+    segment_rotations_many,
     vertex_segments,
 )
 from ..maths.collapse import Columns
-from ..maths.parallel import run_all, thread_count
 from ..maths.quaternions import scaled_rotation_matrix
 from ..maths.small_svd import smallest_singular_and_det
 from .armature_modifier import blender_dual_quaternion
@@ -137,6 +135,9 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     """
     # A sweep pose turns one bone from rest: the rest of the pose, B-Bone pose properties
     # included, is cleared, as Blender's spot checks clear it on their sandbox copies.
+    # The weight tables depend on the weights alone: built on the caller's mesh, they are kept
+    # for its next sweep and audit steps, and the test-pose copy carries them.
+    _ = mesh.influence_table, mesh.flat_columns, mesh.deform_columns, mesh.rest_armature
     mesh = mesh.for_test_poses()
     table = mesh.influence_table
     v = mesh.vertex_count
@@ -152,12 +153,12 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     forest = _InheritForest(mesh, nonzero)
     ends = _BBoneEnds(mesh)
     for bone, pose_ids in by_bone.items():
-        channels = _bone_channels(mesh, [poses[k] for k in pose_ids])
-        lin = channels[0, :, :3, :3]
+        lin = pose_channel(mesh, poses[pose_ids[0]])[:, :3, :3]
         is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
         is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
         bent = ends.bent(is_r)
         if not (is_i | is_r).all() or bent:
+            channels = _bone_channels(mesh, [poses[k] for k in pose_ids])
             per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, channels, r, bent, shared)
             shared.numeric.add(bone)
             continue
@@ -427,11 +428,6 @@ def _row_classes(key: F64) -> NDArray[np.intp]:
     return out
 
 
-#: Matrices (changing vertices x measured poses) from which a numeric bone's poses go to the
-#: thread pool: below, the hand-offs cost more than the second core gives.
-_PARALLEL_ROWS = 20_000
-
-
 def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], channels: F64,
                   r: _SweepArrays, bent: AbstractSet[int], shared: _Shared) -> float:
     """One bone's poses evaluated numerically (blended 3x3, smallest singular value); returns the
@@ -496,11 +492,11 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
         d = bbone_deform_matrices_many(rb.spline.rest, channels[measured, j], rb.rest_segments, joints)
         deform[j] = d[:, :, :3, :3].reshape(len(measured), -1, 9)
     still = ~moved
-
-    def measure(m: int) -> tuple[F64, F64]:
-        """Smallest singular value and determinant of every changing vertex at measured pose ``m``."""
+    bone_worst = 1.0
+    for m, p in enumerate(measured):
+        k = pose_ids[p]
         # nc,ck->nk: each vertex's weight per class times the class's linear part (9 numbers).
-        linear = per_class @ lin[measured[m], representative].reshape(classes, 9)
+        linear = per_class @ lin[p, representative].reshape(classes, 9)
         for j, local, w_in, w_out, seg, seg1 in bent_columns:
             # linear[local] += w_in * d9[seg] + w_out * d9[seg1], the same sums with fewer temporaries.
             d9 = deform[j][m]
@@ -515,21 +511,6 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
         smallest, det = smallest_singular_and_det(linear)
         smallest[still] = 1.0  # Blender does not move them
         det[still] = 1.0
-        return smallest, det
-
-    # The poses side by side on the thread pool (each pose's numbers are the same on any thread);
-    # the running worst values then take them in pose order, as one thread would.
-    threads = thread_count() if n * len(measured) >= _PARALLEL_ROWS else 1
-    measures: list[tuple[F64, F64]] = [(scale, scale)] * len(measured)
-
-    def share(first: int) -> None:
-        for m in range(first, len(measured), threads):
-            measures[m] = measure(m)
-
-    run_all([partial(share, t) for t in range(threads)])
-    bone_worst = 1.0
-    for (smallest, det), p in zip(measures, measured, strict=True):
-        k = pose_ids[p]
         r.update(index, k, smallest, det, is_moderate(poses[k]))
         bone_worst = min(bone_worst, float(smallest.min()))
     return bone_worst
@@ -563,16 +544,23 @@ def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays
         mine = [k for k in pose_ids if poses[k].bone == bone]
         channel_of.update(zip(mine, _bone_channels(mesh, [poses[k] for k in mine]), strict=True))
     # Each pose's columns restricted to its vertices (group order kept: Blender's order of the blend).
+    # Every group's weights found in one pass: each weight's group, then the weights by group
+    # (a stable sort keeps each group's weights in column order).
+    group_of = np.full(v, -1, dtype=np.intp)
+    remap = np.empty(v, dtype=np.intp)  # a vertex's row within its group
+    for g, group in enumerate(groups):
+        group_of[verts[group]] = g
+        remap[verts[group]] = np.arange(group.size)
+    entry_group = group_of[flat.vertex]
+    entries = np.flatnonzero(entry_group >= 0)
+    entries = entries[np.argsort(entry_group[entries], kind="stable")]
+    group_bounds = np.searchsorted(entry_group[entries], np.arange(len(groups) + 1))
     columns_of: dict[int, tuple[NDArray[np.intp], Columns]] = {}
-    for k, group in zip(pose_ids, groups, strict=True):
+    for g, (k, group) in enumerate(zip(pose_ids, groups, strict=True)):
         vs = verts[group]  # ascending: np.argsort is stable and verts was sorted
-        keep = np.zeros(v, dtype=bool)
-        keep[vs] = True
-        remap = np.full(v, -1, dtype=np.intp)
-        remap[vs] = np.arange(vs.size)
-        entries = np.flatnonzero(keep[flat.vertex])
-        bounds = np.searchsorted(entries, flat.starts)
-        columns_of[k] = (vs, [(int(flat.bones[c]), remap[flat.vertex[entries[lo:hi]]], flat.weight[entries[lo:hi]])
+        weights = entries[group_bounds[g]:group_bounds[g + 1]]
+        bounds = np.searchsorted(weights, flat.starts)
+        columns_of[k] = (vs, [(int(flat.bones[c]), remap[flat.vertex[weights[lo:hi]]], flat.weight[weights[lo:hi]])
                               for c, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)) if hi > lo])
     joints = _joint_rotations(mesh, shared, columns_of, channel_of)
     plain: dict[tuple[int, bytes], F64] = {}
@@ -606,7 +594,8 @@ def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays
 def _joint_rotations(mesh: SkinnedMesh, shared: _Shared, columns_of: dict[int, tuple[NDArray[np.intp], Columns]],
                      channel_of: dict[int, F64]) -> dict[tuple[int, int], F64]:
     """(S + 1, 4) dual-quaternion rotation of each B-Bone joint, per (pose, B-Bone) the DQS pass needs:
-    per B-Bone, its curves, deform matrices and joint quaternions at all those poses at once."""
+    per B-Bone, its curves and deform matrices at all those poses at once; then the joints'
+    rotations of every (pose, B-Bone) in one call."""
     bbones = mesh.bones.bbones
     if not bbones:
         return {}
@@ -615,16 +604,21 @@ def _joint_rotations(mesh: SkinnedMesh, shared: _Shared, columns_of: dict[int, t
         for bone, _, _ in cols:
             if bbones[bone] is not None:
                 wanted.setdefault(bone, []).append(k)
-    out: dict[tuple[int, int], F64] = {}
+    rest_bones, rest_joints, deforms, keys = [], [], [], []
     for bone, ks in wanted.items():
         rb = bbones[bone]
         assert rb is not None
         chans = np.array([channel_of[k] for k in ks])
         curves = rig_pose_segments_many(rb, bone, chans, mesh.bones.rest)
         deform = bbone_deform_matrices_many(rb.spline.rest, chans[:, bone], rb.rest_segments, curves)
-        joints = rb.rest_segments.shape[0]
-        # Joint by joint (every step of segment_dual_quaternions is), so all poses go in one call.
-        quats = segment_dual_quaternions(rb.spline.rest, np.tile(rb.rest_segments, (len(ks), 1, 1)),
-                                         deform.reshape(-1, 4, 4)).real.reshape(len(ks), joints, 4)
-        out.update(((k, bone), quats[i]) for i, k in enumerate(ks))
-    return out
+        joints = len(rb.rest_segments)
+        rest_bones.append(np.broadcast_to(rb.spline.rest, (len(ks) * joints, 4, 4)))
+        rest_joints.append(np.broadcast_to(rb.rest_segments, (len(ks), joints, 4, 4)).reshape(-1, 4, 4))
+        deforms.append(deform.reshape(-1, 4, 4))
+        keys += [((k, bone), joints) for k in ks]
+    if not keys:
+        return {}
+    # Every joint of every (pose, B-Bone) in one call (each step is joint by joint).
+    quats = segment_rotations_many(np.concatenate(rest_bones), np.concatenate(rest_joints), np.concatenate(deforms))
+    ends = np.cumsum([joints for _, joints in keys])
+    return {key: q for (key, _), q in zip(keys, np.split(quats, ends[:-1]), strict=True)}

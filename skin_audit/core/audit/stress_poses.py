@@ -71,15 +71,15 @@ def turned_channels(bones: Bones, bone: int, rotations: F64) -> F64:
     rest = bones.rest
     inherits = bones.inherit_rotation if len(bones.inherit_rotation) else np.ones(len(rest), dtype=bool)
     parents = bones.parents
-    # The subtree, parents first, found on Python lists (a numpy scalar read per bone of a large
-    # rig cost more than the subtree's products).
-    affected = [False] * len(rest)
-    affected[bone] = True
+    # The subtree, parents first (depth first from the bone): a scan of every bone per call
+    # cost more than the subtree's products on a large rig.
+    children = _children_of(parents)
     subtree = []
-    for j in bones.walk.order.tolist():
-        if affected[j] or (parents[j] >= 0 and affected[parents[j]]):
-            affected[j] = True
-            subtree.append(j)
+    todo = [bone]
+    while todo:
+        j = todo.pop()
+        subtree.append(j)
+        todo.extend(children[j])
     out = np.broadcast_to(np.eye(4), (len(rotations), *rest.shape)).copy()
     local = bones.local_rest
     world: dict[int, F64] = {}  # the subtree's posed matrices; every other bone is at rest
@@ -102,6 +102,26 @@ def turned_channels(bones: Bones, bone: int, rotations: F64) -> F64:
         world[j] = w
         out[:, j] = w @ bones.rest_inverse[j]
     return out
+
+
+#: Each bone's children, per tree (keyed by the parents tuple, which the posed copies of one
+#: armature share); a few trees at most.
+_CHILDREN: dict[tuple[int, ...], list[list[int]]] = {}
+
+
+def _children_of(parents: tuple[int, ...]) -> list[list[int]]:
+    """Each bone's children (a list per bone), built once per tree."""
+    parents = tuple(parents)  # (a no-op on the tuple Bones holds; a list would not hash)
+    hit = _CHILDREN.get(parents)
+    if hit is None:
+        if len(_CHILDREN) >= 8:
+            _CHILDREN.clear()
+        hit = [[] for _ in parents]
+        for j, p in enumerate(parents):
+            if p >= 0:
+                hit[p].append(j)
+        _CHILDREN[parents] = hit
+    return hit
 
 
 def standard_poses(bones: Bones, degrees: float, only: NDArray[np.bool_] | None = None) -> list[StressPose]:
