@@ -428,6 +428,10 @@ def _row_classes(key: F64) -> NDArray[np.intp]:
     return out
 
 
+#: m n k of the largest matrix product OpenBLAS runs on the calling thread (bone_runs.GEMM_COLUMNS).
+_GEMM_SIZE = 262144
+
+
 def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], channels: F64,
                   r: _SweepArrays, bent: AbstractSet[int], shared: _Shared) -> float:
     """One bone's poses evaluated numerically (blended 3x3, smallest singular value); returns the
@@ -451,10 +455,15 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
     representative = np.empty(classes, dtype=np.intp)
     representative[cls] = used
     entry_class = class_of[shared.entry_bone]
-    hit = np.zeros((classes, v), dtype=bool)
-    hit[entry_class, flat.vertex] = True
-    changing = hit.sum(axis=0) >= 2
-    on_bent = np.isin(shared.entry_bone, np.fromiter(bent, dtype=np.intp, count=len(bent)))
+    # A vertex blends two classes when one of its weights' class differs from any one of them
+    # (here the last written).
+    some_class = np.empty(v, dtype=np.intp)
+    some_class[flat.vertex] = entry_class
+    changing = np.zeros(v, dtype=bool)
+    changing[flat.vertex[entry_class != some_class[flat.vertex]]] = True
+    is_bent = np.zeros(len(class_of), dtype=bool)
+    is_bent[list(bent)] = True
+    on_bent = is_bent[shared.entry_bone]
     changing[flat.vertex[on_bent]] = True
     index = np.flatnonzero(changing)
     if index.size == 0:
@@ -492,11 +501,17 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
         d = bbone_deform_matrices_many(rb.spline.rest, channels[measured, j], rb.rest_segments, joints)
         deform[j] = d[:, :, :3, :3].reshape(len(measured), -1, 9)
     still = ~moved
+    gemm_rows = max(1, _GEMM_SIZE // (9 * classes))
     bone_worst = 1.0
     for m, p in enumerate(measured):
         k = pose_ids[p]
-        # nc,ck->nk: each vertex's weight per class times the class's linear part (9 numbers).
-        linear = per_class @ lin[p, representative].reshape(classes, 9)
+        # nc,ck->nk: each vertex's weight per class times the class's linear part (9 numbers), in
+        # blocks of rows that OpenBLAS keeps on this thread (larger ones wake its threads, which
+        # then spin against the rest of the sweep).
+        linear = np.empty((n, 9))
+        for lo in range(0, n, gemm_rows):
+            np.matmul(per_class[lo:lo + gemm_rows], lin[p, representative].reshape(classes, 9),
+                      out=linear[lo:lo + gemm_rows])
         for j, local, w_in, w_out, seg, seg1 in bent_columns:
             # linear[local] += w_in * d9[seg] + w_out * d9[seg1], the same sums with fewer temporaries.
             d9 = deform[j][m]
@@ -565,12 +580,13 @@ def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays
     joints = _joint_rotations(mesh, shared, columns_of, channel_of)
     plain: dict[tuple[int, bytes], F64] = {}
     rest = mesh.bones.rest
-    for k, (vs, cols) in columns_of.items():
+    reals = np.zeros((verts.size, 4))  # every group's rows, in the order of verts
+    for (k, (vs, cols)), group in zip(columns_of.items(), groups, strict=True):
         channel = channel_of[k]
         # The rotation part of Blender's dual-quaternion blend (accumulate_dual's real sum, the
         # only part the measure reads): every column in group order, each quaternion turned into
         # the running sum's hemisphere; a B-Bone adds its vertex's two joints, w (1 - b) then w b.
-        real = np.zeros((vs.size, 4))
+        real = reals[group[0]:group[-1] + 1]  # (a view: the groups are consecutive runs of verts)
         for bone, idx, w in cols:
             quats = joints.get((k, bone))
             if quats is not None:
@@ -586,9 +602,10 @@ def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays
                 q1 = plain[key] = blender_dual_quaternion(rest[bone], channel[bone]).real
             flip = real[idx] @ q1 < 0.0
             real[idx] += np.where(flip, -w, w)[:, None] * q1
-        # dqs_rotation_measures' smallest singular value, in closed form (LAPACK per row was most of it).
-        rot = scaled_rotation_matrix(real) / np.sum(real * real, axis=1)[:, None, None]
-        r.dqs_smallest[vs] = smallest_singular_and_det(rot)[0]
+    # dqs_rotation_measures' smallest singular value, in closed form (LAPACK per row was most of
+    # it), every group at once.
+    rot = scaled_rotation_matrix(reals) / np.sum(reals * reals, axis=1)[:, None, None]
+    r.dqs_smallest[verts] = smallest_singular_and_det(rot)[0]
 
 
 def _joint_rotations(mesh: SkinnedMesh, shared: _Shared, columns_of: dict[int, tuple[NDArray[np.intp], Columns]],
