@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,8 +28,9 @@ from ..maths.bbone import (
     vertex_segments,
 )
 from ..maths.collapse import Columns
+from ..maths.parallel import run_all, thread_count
 from ..maths.quaternions import scaled_rotation_matrix
-from ..maths.small_svd import smallest_singular_and_det
+from ..maths.small_svd import WORKSPACE_ROWS, smallest_singular_and_det
 from .armature_modifier import blender_dual_quaternion
 from .skinned_mesh import SkinnedMesh
 from .stress_poses import turned_channels
@@ -379,6 +381,17 @@ class _Shared:
         self._segments: dict[int, tuple[NDArray[np.intp], F64, NDArray[np.intp], F64]] = {}
         #: Bones evaluated numerically (their vertices' DQS measures are taken at the end).
         self.numeric: set[int] = set()
+        self._scratch: dict[str, F64] = {}
+
+    def scratch(self, name: str, rows: int, width: int) -> F64:
+        """A (rows, width) float64 scratch array kept for the whole sweep, grown when too small
+        (large arrays allocated afresh are mapped and faulted in each time: that cost the
+        numeric bones more than their arithmetic)."""
+        buf = self._scratch.get(name)
+        if buf is None or buf.size < rows * width:
+            buf = self._scratch[name] = np.empty(rows * width)
+        out: F64 = buf[:rows * width].reshape(rows, width)
+        return out
 
     @property
     def entry_bone(self) -> NDArray[np.intp]:
@@ -503,32 +516,68 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
     still = ~moved
     gemm_rows = max(1, _GEMM_SIZE // (9 * classes))
     bone_worst = 1.0
-    for m, p in enumerate(measured):
-        k = pose_ids[p]
-        # nc,ck->nk: each vertex's weight per class times the class's linear part (9 numbers), in
-        # blocks of rows that OpenBLAS keeps on this thread (larger ones wake its threads, which
-        # then spin against the rest of the sweep).
-        linear = np.empty((n, 9))
-        for lo in range(0, n, gemm_rows):
-            np.matmul(per_class[lo:lo + gemm_rows], lin[p, representative].reshape(classes, 9),
-                      out=linear[lo:lo + gemm_rows])
-        for j, local, w_in, w_out, seg, seg1 in bent_columns:
-            # linear[local] += w_in * d9[seg] + w_out * d9[seg1], the same sums with fewer temporaries.
-            d9 = deform[j][m]
-            add = np.take(d9, seg, axis=0)
-            add *= w_in
-            out = np.take(d9, seg1, axis=0)
-            out *= w_out
-            add += out
-            add += np.take(linear, local, axis=0)
-            linear[local] = add
-        linear *= scale
-        smallest, det = smallest_singular_and_det(linear)
-        smallest[still] = 1.0  # Blender does not move them
-        det[still] = 1.0
-        r.update(index, k, smallest, det, is_moderate(poses[k]))
-        bone_worst = min(bone_worst, float(smallest.min()))
+    # The measured poses in batches of about _BATCH_ROWS matrices: each pose's 3x3 built as
+    # before, then the whole batch measured in blocks on the thread pool (each matrix's numbers do
+    # not depend on its block), then the running worst values updated pose by pose, in order.
+    batch = max(1, _BATCH_ROWS // n)
+    for first in range(0, len(measured), batch):
+        ms = measured[first:first + batch]
+        linear = shared.scratch("linear", len(ms) * n, 9).reshape(len(ms), n, 9)
+        for i, p in enumerate(ms):
+            m = first + i
+            lm = linear[i]
+            # nc,ck->nk: each vertex's weight per class times the class's linear part (9 numbers), in
+            # blocks of rows that OpenBLAS keeps on this thread (larger ones wake its threads, which
+            # then spin against the rest of the sweep).
+            for lo in range(0, n, gemm_rows):
+                np.matmul(per_class[lo:lo + gemm_rows], lin[p, representative].reshape(classes, 9),
+                          out=lm[lo:lo + gemm_rows])
+            for j, local, w_in, w_out, seg, seg1 in bent_columns:
+                # lm[local] += w_in * d9[seg] + w_out * d9[seg1], the same sums with fewer temporaries.
+                d9 = deform[j][m]
+                add = np.take(d9, seg, axis=0)
+                add *= w_in
+                out = np.take(d9, seg1, axis=0)
+                out *= w_out
+                add += out
+                add += np.take(lm, local, axis=0)
+                lm[local] = add
+            lm *= scale
+        smallest, det = _measure(linear.reshape(-1, 9), shared)
+        for i, p in enumerate(ms):
+            k = pose_ids[p]
+            sv, dv = smallest[i * n:(i + 1) * n], det[i * n:(i + 1) * n]
+            sv[still] = 1.0  # Blender does not move them
+            dv[still] = 1.0
+            r.update(index, k, sv, dv, is_moderate(poses[k]))
+            bone_worst = min(bone_worst, float(sv.min()))
     return bone_worst
+
+
+def _measure(linear: F64, shared: _Shared) -> tuple[F64, F64]:
+    """``smallest_singular_and_det`` of (N, 9) rows into scratch arrays, in blocks of at most
+    _BLOCK_ROWS rows shared out to the thread pool, each thread with its own workspace."""
+    n = len(linear)
+    smallest, det = shared.scratch("smallest", 1, n)[0], shared.scratch("det", 1, n)[0]
+    blocks = -(-n // _BLOCK_ROWS)
+    threads = min(thread_count(), blocks)
+    size = -(-n // blocks)
+    workspaces = [shared.scratch(f"workspace {t}", WORKSPACE_ROWS, size) for t in range(threads)]
+
+    def share(t: int) -> None:
+        for lo in range(t * size, n, threads * size):
+            hi = min(lo + size, n)
+            smallest_singular_and_det(linear[lo:hi], workspaces[t], (smallest[lo:hi], det[lo:hi]))
+
+    run_all([partial(share, t) for t in range(threads)])
+    return smallest, det
+
+
+#: Matrices per batch of a numeric bone's poses (bounds its scratch arrays).
+_BATCH_ROWS = 65536
+#: Matrices per call of smallest_singular_and_det: long enough that numpy's per-operation costs
+#: (and the thread hand-offs between operations) are small, short enough to stay in cache.
+_BLOCK_ROWS = 16384
 
 
 def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays, shared: _Shared) -> None:
