@@ -559,6 +559,8 @@ def _measure(linear: F64, shared: _Shared) -> tuple[F64, F64]:
     _BLOCK_ROWS rows shared out to the thread pool, each thread with its own workspace."""
     n = len(linear)
     smallest, det = shared.scratch("smallest", 1, n)[0], shared.scratch("det", 1, n)[0]
+    if n == 0:
+        return smallest, det
     blocks = -(-n // _BLOCK_ROWS)
     threads = min(thread_count(), blocks)
     size = -(-n // blocks)
@@ -654,7 +656,7 @@ def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays
     # dqs_rotation_measures' smallest singular value, in closed form (LAPACK per row was most of
     # it), every group at once.
     rot = scaled_rotation_matrix(reals) / np.sum(reals * reals, axis=1)[:, None, None]
-    r.dqs_smallest[verts] = smallest_singular_and_det(rot)[0]
+    r.dqs_smallest[verts] = _measure(rot.reshape(-1, 9), shared)[0]
 
 
 def _joint_rotations(mesh: SkinnedMesh, shared: _Shared, columns_of: dict[int, tuple[NDArray[np.intp], Columns]],
