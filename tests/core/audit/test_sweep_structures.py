@@ -192,3 +192,21 @@ def test_joint_rotations_of_several_bbones_in_one_call_match_segment_dual_quater
     many = bb.segment_rotations_many(np.concatenate(arm), np.concatenate(joints), np.concatenate(deform))
     np.testing.assert_allclose(many, np.concatenate(expected), rtol=0.0, atol=1e-15)
     assert stretched > 0  # the scale branch was taken
+
+
+def test_closed_form_gives_the_same_bits_in_a_reused_workspace():
+    """The sweep measures its blocks in scratch it keeps (dirty from the last block, wider than
+    the block): the results must be those of a fresh call, bit for bit, written where asked."""
+    from skin_audit.core.maths.small_svd import WORKSPACE_ROWS
+
+    rng = np.random.default_rng(4)
+    mats = np.concatenate([m.reshape(-1, 9) for m in _matrices(rng).values()])
+    workspace = np.full((WORKSPACE_ROWS, 9000), np.nan)
+    for lo, hi in ((0, 9000), (9000, 9001), (9001, 15000), (15000, len(mats))):
+        block = mats[lo:hi]
+        fresh = smallest_singular_and_det(block)
+        out = (np.empty(hi - lo), np.empty(hi - lo))
+        reused = smallest_singular_and_det(block, workspace if hi - lo <= 9000 else None, out)
+        assert reused[0] is out[0] and reused[1] is out[1]
+        np.testing.assert_array_equal(reused[0], fresh[0])
+        np.testing.assert_array_equal(reused[1], fresh[1])
