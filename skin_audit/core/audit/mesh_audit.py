@@ -5,8 +5,9 @@ against Blender, bind-pose drift and engine divergence.  numpy only."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,13 +17,15 @@ from ..engines.divergence import divergence as engine_divergence
 from ..engines.divergence import divergence_by_pose, divergence_finding
 from ..findings import Finding, Severity
 from ..maths.affine import distances
+from ..maths.parallel import beside
 from .armature_modifier import Recomputed, recompute_blender, recompute_blender_many
 from .drift_causes import UNEXPLAINED, rest_drift_causes
 from .engine_target import audit_target, engine_offsets, prepare_target, target_positions
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
+from .pose_sweep import SweepPose
 from .report import MeshAudit
 from .rig_audit import RIG_CODES, MissingModifier, RigAudit, audit_rig
-from .shape_checks import SpotChecker, shape_checks
+from .shape_checks import SpotChecker, SpotSample, shape_checks
 from .skinned_mesh import SkinnedMesh
 from .stress_poses import standard_poses
 
@@ -183,13 +186,28 @@ def audit_character(armature: str, meshes: Sequence[SkinnedMesh], options: Audit
     """One armature over every mesh it deforms: the rig's entry (reported once) and one entry
     per mesh holding what belongs to that mesh (weight asymmetry and stray weights judged over
     all of them).  ``missing``: meshes tied to the armature that nothing deforms."""
-    checkers = list(spot_checkers) if spot_checkers is not None else [None] * len(meshes)
+    # The rig's checks (symmetry, stray weights: numpy only) run beside the meshes' own numpy work;
+    # they are finished before Blender is first called back (spot checks), so no thread of ours
+    # runs while Blender evaluates.
+    rig_audit = beside(lambda: audit_rig(armature, meshes, options, missing))
+    checkers = [None if c is None else _after(rig_audit, c)
+                for c in (spot_checkers if spot_checkers is not None else [None] * len(meshes))]
     audits = [_audit_one_mesh(m, options, c) for m, c in zip(meshes, checkers, strict=True)]
-    rig, parts = audit_rig(armature, meshes, options, missing)
+    rig, parts = rig_audit()
     return rig, tuple(
         replace(a, findings=a.findings + tuple(p.findings), metrics={**a.metrics, **p.metrics},
                 measures={**a.measures, **p.measures})
         for a, p in zip(audits, parts, strict=True))
+
+
+def _after(first: Callable[[], object], checker: SpotChecker) -> SpotChecker:
+    """``checker`` once ``first`` (the rig's checks on their thread) has finished."""
+
+    def check(poses: Sequence[SweepPose], sample: SpotSample | None) -> Sequence[NDArray[np.floating[Any]]]:
+        first()
+        return checker(poses, sample)
+
+    return check
 
 
 def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChecker | None) -> MeshAudit:

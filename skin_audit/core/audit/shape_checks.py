@@ -150,12 +150,12 @@ def _worst_poses(sweep: SweepResult, count: int) -> tuple[list[int], list[int]]:
     values = sweep.smallest
     candidates: NDArray[np.intp] | None = None
     if len(values) > _FIRST_CANDIDATES:
-        # Every vertex at or below the candidates' largest value (ties included), in the same order
-        # the whole sort gives them; sorting a million values was a tenth of a second.
+        # Every vertex at or below the candidates' largest value (ties included: there may be many
+        # more), in the same order the whole sort gives them; sorting a million values took a
+        # tenth of a second.
         bound = np.partition(values, _FIRST_CANDIDATES - 1)[_FIRST_CANDIDATES - 1]
         below = np.flatnonzero(values <= bound)
-        if len(below) <= 4 * _FIRST_CANDIDATES:
-            candidates = below[np.argsort(values[below], kind="stable")]
+        candidates = below[np.argsort(values[below], kind="stable")]
     for order in ((candidates,) if candidates is not None else ()) + (None,):
         if order is None:
             order = np.argsort(values, kind="stable")

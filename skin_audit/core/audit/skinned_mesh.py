@@ -407,7 +407,8 @@ class SkinnedMesh:
         """The same rig on the vertices ``index`` only (their rest positions and weights): what a
         recomputation of those vertices needs.  Measurements of the whole mesh (Blender's output,
         edges, the modelled mesh) are left out."""
-        return replace(self, rest=self.rest[index], weights=self.weights[:, index], blender=None,
+        # (np.take along the vertex axis: half the time of fancy indexing on a (G, V) array)
+        return replace(self, rest=self.rest[index], weights=np.take(self.weights, index, axis=1), blender=None,
                        edges=np.zeros((0, 2), dtype=np.intp), modelled=None, blender_at_rest=None)
 
     def deform_groups(self) -> NDArray[np.intp]:

@@ -10,8 +10,12 @@ thread, as before).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import TypeVar
+
+T = TypeVar("T")
 
 #: Threads at most, whatever the machine has: the blends are bound by memory bandwidth.
 MAX_THREADS = 4
@@ -70,3 +74,35 @@ def warm_up() -> None:
         bytearray(1 << 16)
 
     run_all([allocate] * thread_count())
+
+
+def beside(work: Callable[[], T]) -> Callable[[], T]:
+    """Start ``work`` on a thread of its own and return a function that waits for its result
+    (re-raising its exception).  With one thread allowed, ``work`` runs when the result is asked.
+
+    For coarse, independent numpy work running while the caller does other work: numpy releases
+    the GIL in its kernels, so two such pipelines share the cores.  ``work`` must not touch bpy
+    (Blender's API belongs to the main thread) and must not wait on tasks it did not start.
+    """
+    if thread_count() == 1:
+        return work
+    box: list[T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            box.append(work())
+        except BaseException as error:  # handed to the caller, who decides
+            failed.append(error)
+
+    # A daemon: an interrupted caller (Ctrl-C) does not wait for it to finish.
+    thread = threading.Thread(target=run, name="skin_audit-beside", daemon=True)
+    thread.start()
+
+    def result() -> T:
+        thread.join()
+        if failed:
+            raise failed[0]
+        return box[0]
+
+    return result
