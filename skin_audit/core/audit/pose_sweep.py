@@ -24,14 +24,10 @@ from ..maths.affine import rotation
 from ..maths.bbone import (
     bbone_deform_matrices_many,
     rig_pose_segments_many,
-    segment_rotations_many,
     vertex_segments,
 )
-from ..maths.collapse import Columns
 from ..maths.parallel import run_all, thread_count
-from ..maths.quaternions import scaled_rotation_matrix
 from ..maths.small_svd import WORKSPACE_ROWS, smallest_singular_and_det
-from .armature_modifier import blender_dual_quaternion
 from .skinned_mesh import SkinnedMesh
 from .stress_poses import turned_channels
 
@@ -129,11 +125,14 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
         det = |1 - f + f e^(i theta)|^2,  smallest = min(1, |1 - f + f e^(i theta)|)
 
     whatever the axis, so each pose is exact in closed form and the three axes
-    tie exactly (the twist, evaluated first, is named).  A dual-quaternion
-    blend of rigid transforms is a rotation: its measure is 1.  A bone whose
-    poses give any other linear part, or bend a B-Bone, is evaluated numerically
-    (``_numeric_bone``), and the dual-quaternion measure of its vertices is taken
-    once at the end, at each vertex's worst pose (``_dqs_at_worst``).
+    tie exactly (the twist, evaluated first, is named).  A bone whose poses give
+    any other linear part, or bend a B-Bone, is evaluated numerically
+    (``_numeric_bone``).
+
+    Preserve Volume blends the bones' (and B-Bone joints') dual quaternions; the rotation
+    part of that blend, normalised, is a rotation whatever the weights, so its measure is 1
+    at every pose (``dqs_smallest``; a test recomputes Blender's blend at each vertex's worst
+    pose and finds 1 to rounding).
     """
     # A sweep pose turns one bone from rest: the rest of the pose, B-Bone pose properties
     # included, is cleared, as Blender's spot checks clear it on their sandbox copies.
@@ -162,7 +161,6 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
         if not (is_i | is_r).all() or bent:
             channels = _bone_channels(mesh, [poses[k] for k in pose_ids])
             per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, channels, r, bent, shared)
-            shared.numeric.add(bone)
             continue
         if np.array_equal(is_r, forest.turns(bone)):
             index = forest.vertices(bone)  # those blending bones this turn moves and bones it does not
@@ -196,7 +194,6 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
             r.update(index, k, sv, d, moderate)
             bone_worst = min(bone_worst, float(sv.min()))
         per_bone[bone] = bone_worst
-    _dqs_at_worst(mesh, poses, r, shared)
     return SweepResult(tuple(poses), r.smallest, r.det, r.worst, r.det_pose, r.dqs_smallest, r.moderate_smallest,
                        r.moderate_det, r.moderate_pose, r.moderate_det_pose, per_bone)
 
@@ -379,8 +376,6 @@ class _Shared:
         self.mesh = mesh
         self._entry_bone: NDArray[np.intp] | None = None
         self._segments: dict[int, tuple[NDArray[np.intp], F64, NDArray[np.intp], F64]] = {}
-        #: Bones evaluated numerically (their vertices' DQS measures are taken at the end).
-        self.numeric: set[int] = set()
         self._scratch: dict[str, F64] = {}
 
     def scratch(self, name: str, rows: int, width: int) -> F64:
@@ -400,12 +395,6 @@ class _Shared:
             flat = self.mesh.flat_columns
             self._entry_bone = np.repeat(flat.bones, np.diff(flat.starts))
         return self._entry_bone
-
-    def segments_of(self, j: int, vertices: NDArray[np.intp]) -> tuple[NDArray[np.intp], F64]:
-        """Segment and blend of some of B-Bone ``j``'s weighted vertices (sorted)."""
-        idx, _, seg, blend = self.bbone_column(j)
-        at = np.searchsorted(idx, vertices)
-        return seg[at], blend[at]
 
     def bbone_column(self, j: int) -> tuple[NDArray[np.intp], F64, NDArray[np.intp], F64]:
         """B-Bone ``j``'s weighted vertices, weights, and their segment and blend (rest data)."""
@@ -582,111 +571,3 @@ _BATCH_ROWS = 65536
 _BLOCK_ROWS = 16384
 
 
-def _dqs_at_worst(mesh: SkinnedMesh, poses: Sequence[SweepPose], r: _SweepArrays, shared: _Shared) -> None:
-    """The DQS measure of every vertex whose worst LBS pose turns a numerically evaluated bone, at that
-    pose (the only pose the result keeps it for): one dual-quaternion blend per such pose, over its
-    vertices only."""
-    numeric = shared.numeric
-    if not numeric:
-        return
-    pose_bone = np.array([p.bone for p in poses], dtype=np.intp)
-    numeric_pose = np.isin(pose_bone, np.fromiter(numeric, dtype=np.intp, count=len(numeric)))
-    has = r.worst >= 0
-    verts = np.flatnonzero(has)
-    verts = verts[numeric_pose[r.worst[verts]]]
-    if verts.size == 0:
-        return
-    flat = mesh.flat_columns
-    v = mesh.vertex_count
-    worst = r.worst[verts]
-    order = np.argsort(worst, kind="stable")
-    verts, worst = verts[order], worst[order]
-    cuts = np.flatnonzero(np.diff(worst)) + 1
-    groups = np.split(np.arange(verts.size), cuts)
-    # Every such pose's channels, one subtree walk per bone.
-    pose_ids = [int(worst[g[0]]) for g in groups]
-    channel_of: dict[int, F64] = {}
-    for bone in {poses[k].bone for k in pose_ids}:
-        mine = [k for k in pose_ids if poses[k].bone == bone]
-        channel_of.update(zip(mine, _bone_channels(mesh, [poses[k] for k in mine]), strict=True))
-    # Each pose's columns restricted to its vertices (group order kept: Blender's order of the blend).
-    # Every group's weights found in one pass: each weight's group, then the weights by group
-    # (a stable sort keeps each group's weights in column order).
-    group_of = np.full(v, -1, dtype=np.intp)
-    remap = np.empty(v, dtype=np.intp)  # a vertex's row within its group
-    for g, group in enumerate(groups):
-        group_of[verts[group]] = g
-        remap[verts[group]] = np.arange(group.size)
-    entry_group = group_of[flat.vertex]
-    entries = np.flatnonzero(entry_group >= 0)
-    entries = entries[np.argsort(entry_group[entries], kind="stable")]
-    group_bounds = np.searchsorted(entry_group[entries], np.arange(len(groups) + 1))
-    columns_of: dict[int, tuple[NDArray[np.intp], Columns]] = {}
-    for g, (k, group) in enumerate(zip(pose_ids, groups, strict=True)):
-        vs = verts[group]  # ascending: np.argsort is stable and verts was sorted
-        weights = entries[group_bounds[g]:group_bounds[g + 1]]
-        bounds = np.searchsorted(weights, flat.starts)
-        columns_of[k] = (vs, [(int(flat.bones[c]), remap[flat.vertex[weights[lo:hi]]], flat.weight[weights[lo:hi]])
-                              for c, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)) if hi > lo])
-    joints = _joint_rotations(mesh, shared, columns_of, channel_of)
-    plain: dict[tuple[int, bytes], F64] = {}
-    rest = mesh.bones.rest
-    reals = np.zeros((verts.size, 4))  # every group's rows, in the order of verts
-    for (k, (vs, cols)), group in zip(columns_of.items(), groups, strict=True):
-        channel = channel_of[k]
-        # The rotation part of Blender's dual-quaternion blend (accumulate_dual's real sum, the
-        # only part the measure reads): every column in group order, each quaternion turned into
-        # the running sum's hemisphere; a B-Bone adds its vertex's two joints, w (1 - b) then w b.
-        real = reals[group[0]:group[-1] + 1]  # (a view: the groups are consecutive runs of verts)
-        for bone, idx, w in cols:
-            quats = joints.get((k, bone))
-            if quats is not None:
-                seg, blend = shared.segments_of(bone, vs[idx])
-                for joint, part in ((seg, w * (1.0 - blend)), (seg + 1, w * blend)):
-                    q = quats[joint]
-                    flip = np.einsum("vc,vc->v", real[idx], q) < 0.0  # vc,vc->v: per-vertex dot
-                    real[idx] += np.where(part != 0.0, np.where(flip, -part, part), 0.0)[:, None] * q
-                continue
-            key = (bone, channel[bone].tobytes())
-            q1 = plain.get(key)
-            if q1 is None:
-                q1 = plain[key] = blender_dual_quaternion(rest[bone], channel[bone]).real
-            flip = real[idx] @ q1 < 0.0
-            real[idx] += np.where(flip, -w, w)[:, None] * q1
-    # dqs_rotation_measures' smallest singular value, in closed form (LAPACK per row was most of
-    # it), every group at once.
-    rot = scaled_rotation_matrix(reals) / np.sum(reals * reals, axis=1)[:, None, None]
-    r.dqs_smallest[verts] = _measure(rot.reshape(-1, 9), shared)[0]
-
-
-def _joint_rotations(mesh: SkinnedMesh, shared: _Shared, columns_of: dict[int, tuple[NDArray[np.intp], Columns]],
-                     channel_of: dict[int, F64]) -> dict[tuple[int, int], F64]:
-    """(S + 1, 4) dual-quaternion rotation of each B-Bone joint, per (pose, B-Bone) the DQS pass needs:
-    per B-Bone, its curves and deform matrices at all those poses at once; then the joints'
-    rotations of every (pose, B-Bone) in one call."""
-    bbones = mesh.bones.bbones
-    if not bbones:
-        return {}
-    wanted: dict[int, list[int]] = {}
-    for k, (_, cols) in columns_of.items():
-        for bone, _, _ in cols:
-            if bbones[bone] is not None:
-                wanted.setdefault(bone, []).append(k)
-    rest_bones, rest_joints, deforms, keys = [], [], [], []
-    for bone, ks in wanted.items():
-        rb = bbones[bone]
-        assert rb is not None
-        chans = np.array([channel_of[k] for k in ks])
-        curves = rig_pose_segments_many(rb, bone, chans, mesh.bones.rest)
-        deform = bbone_deform_matrices_many(rb.spline.rest, chans[:, bone], rb.rest_segments, curves)
-        joints = len(rb.rest_segments)
-        rest_bones.append(np.broadcast_to(rb.spline.rest, (len(ks) * joints, 4, 4)))
-        rest_joints.append(np.broadcast_to(rb.rest_segments, (len(ks), joints, 4, 4)).reshape(-1, 4, 4))
-        deforms.append(deform.reshape(-1, 4, 4))
-        keys += [((k, bone), joints) for k in ks]
-    if not keys:
-        return {}
-    # Every joint of every (pose, B-Bone) in one call (each step is joint by joint).
-    quats = segment_rotations_many(np.concatenate(rest_bones), np.concatenate(rest_joints), np.concatenate(deforms))
-    ends = np.cumsum([joints for _, joints in keys])
-    return {key: q for (key, _), q in zip(keys, np.split(quats, ends[:-1]), strict=True)}

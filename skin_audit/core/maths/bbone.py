@@ -946,47 +946,6 @@ def segment_dual_quaternions(
     return SegmentDualQuaternions(real, 0.5 * _qmul(t, real), scale, scaled)
 
 
-def segment_rotations_many(rest_bones: ArrayLike, rest_segments: ArrayLike, deform: ArrayLike) -> F64:
-    """(N, 4) the ``real`` (rotation) part of ``segment_dual_quaternions`` for N joints of any
-    B-Bones at any poses, in one call: joint ``i`` belongs to the bone whose ``matrix_local`` is
-    ``rest_bones[i]``.
-
-    The steps of ``segment_dual_quaternions`` that lead to ``real`` (read it for Blender's
-    sources), each joint with its own bone's rest matrix, so the joints of several B-Bones go
-    together; the dual part and the split-off scale are not computed.
-
-    Parameters
-    ----------
-    rest_bones : (N, 4, 4) float64 ``Bone.matrix_local`` of each joint's bone
-    rest_segments : (N, 4, 4) float64 rest joint matrices in bone space
-    deform : (N, 4, 4) float64 from ``bbone_deform_matrices_many``
-    """
-    arm = np.asarray(rest_bones, dtype=np.float64)
-    rest = np.asarray(rest_segments, dtype=np.float64)
-    mat = np.asarray(deform, dtype=np.float64)
-    if not (arm.shape == rest.shape == mat.shape and arm.shape[1:] == (4, 4)):
-        raise ShapeError(f"segment_rotations_many needs three (N, 4, 4) arrays, got shapes {arm.shape}, "
-                         f"{rest.shape} and {mat.shape}")
-    # sij,sjk->sik: batched 4x4 products.
-    base = np.einsum("sij,sjk->sik", arm, rest)
-    base[:, :3, :3] /= _norm(base[:, :3, :3], 1)[:, None, :]
-    base_rs = np.einsum("sij,sjk->sik", mat, base)
-    dscale = _norm(base_rs[:, :3, :3], 1) - 1.0
-    m3 = mat[:, :3, :3]
-    gram = np.einsum("sji,sjk->sik", m3, m3)
-    orthonormal = np.abs(gram - np.eye(3)).max(axis=(1, 2)) <= _DQ_ORTHONORMAL
-    det = np.sum(m3[:, :, 0] * _cross(m3[:, :, 1], m3[:, :, 2]), axis=1)
-    scaled = ~orthonormal | (det < 0.0) | (np.sum(dscale * dscale, axis=1) > _DQ_SCALE * _DQ_SCALE)
-    rigid = m3.copy()
-    if scaled.any():
-        tmp = _orthogonalize_keep_y(base_rs[scaled])
-        base_r = np.tile(np.eye(4), (int(scaled.sum()), 1, 1))
-        base_r[:, :3, :3] = _quat_matrices(_mat3_to_quats(tmp[:, :3, :3]))
-        base_r[:, :3, 3] = base_rs[scaled, :3, 3]
-        rigid[scaled] = np.einsum("sij,sjk->sik", base_r, _inv(base[scaled]))[:, :3, :3]
-    return _mat3_to_quats(rigid)
-
-
 def accumulate_bbone_dual(real: ArrayLike, dual: ArrayLike, co: ArrayLike, weight: ArrayLike,
                           index: ArrayLike, blend: ArrayLike,
                           quats: SegmentDualQuaternions) -> tuple[F64, F64]:

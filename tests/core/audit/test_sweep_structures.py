@@ -159,41 +159,6 @@ def test_bbone_curves_at_many_poses_match_one_pose_at_a_time(start, end, prev_se
     assert np.abs(many[0] - many[2]).max() > 1e-3  # the poses really bend it differently
 
 
-def test_joint_rotations_of_several_bbones_in_one_call_match_segment_dual_quaternions():
-    """``segment_rotations_many`` (the DQS pass: every joint of every (pose, B-Bone) at once)
-    against ``real`` of ``segment_dual_quaternions``, one B-Bone at one pose at a time, with
-    stretched joints (the scale split off) among them."""
-    from skin_audit.core.maths import bbone as bb
-    from tests.factories.numpy_rigs import rest_matrix
-
-    rest = np.array([rest_matrix((0.0, 0.0, 0.0), (0.1, 1.0, 0.0)), rest_matrix((0.1, 1.0, 0.0), (0.0, 2.2, 0.3), 0.4),
-                     rest_matrix((0.0, 2.2, 0.3), (0.2, 3.0, 0.1), -0.2)])
-    shape = bb.BBoneShape(ease_in=1.3, ease_out=0.7, scale_in=(1.2, 1.0, 0.9), scale_out=(0.8, 1.1, 1.0))
-    rng = np.random.default_rng(11)
-    arm, joints, deform, expected = [], [], [], []
-    stretched = 0
-    for bone, segments in ((1, 7), (2, 4)):
-        prev = bb.BBoneHandle(rest=rest[bone - 1], pose=rest[bone - 1], length=1.0, segments=1)
-        spline = bb.BBoneSpline(rest=rest[bone], length=1.1, segments=segments, shape=shape, prev=prev)
-        rest_seg, _ = bb.bbone_segment_matrices(spline)
-        for stretch in (1.0, 1.25, 0.9):
-            channel = np.eye(4)
-            channel[:3, :3] = rotation("xyz"[int(rng.integers(3))], float(rng.uniform(-3.0, 3.0)))[:3, :3]
-            channel[:3, 3] = rng.normal(size=3) * 0.1
-            pose = channel @ rest[bone]
-            posed = bb.spline_matrices(bb.spline_parameters(spline, rest=False, pose=pose))
-            d = bb.bbone_deform_matrices(rest[bone], channel, rest_seg, posed) @ np.diag([1.0, stretch, 1.0, 1.0])
-            one = bb.segment_dual_quaternions(rest[bone], rest_seg, d)
-            stretched += int(one.scaled.sum())
-            arm.append(np.broadcast_to(rest[bone], d.shape))
-            joints.append(rest_seg)
-            deform.append(d)
-            expected.append(one.real)
-    many = bb.segment_rotations_many(np.concatenate(arm), np.concatenate(joints), np.concatenate(deform))
-    np.testing.assert_allclose(many, np.concatenate(expected), rtol=0.0, atol=1e-15)
-    assert stretched > 0  # the scale branch was taken
-
-
 def test_closed_form_gives_the_same_bits_in_a_reused_workspace():
     """The sweep measures its blocks in scratch it keeps (dirty from the last block, wider than
     the block): the results must be those of a fresh call, bit for bit, written where asked."""
