@@ -169,8 +169,8 @@ def joint_matrices(mesh: SkinnedMesh, channels: F64) -> list[tuple[F64, NDArray[
     """Per pose of the (P, J, 4, 4) ``channels``: the armature-space deform matrix of every B-Bone
     joint of ``mesh.blend_layout`` (X, 4, 4), and whether each moves.
 
-    Each B-Bone's curves at every pose are computed together (``rig_pose_segments_many``).  A
-    B-Bone a pose leaves at rest (itself and its handles at the identity, no pose shape: its
+    The curves of every B-Bone at every pose are computed together (``rig_pose_segments_multi``).
+    A B-Bone a pose leaves at rest (itself and its handles at the identity, no pose shape: its
     segments are its rest segments) has the identity at every joint there, and does not move."""
     layout = mesh.blend_layout
     bbones = [(bone, first, _rig_bbone(mesh, bone)) for bone, first in layout.joints.items()]
@@ -178,6 +178,8 @@ def joint_matrices(mesh: SkinnedMesh, channels: F64) -> list[tuple[F64, NDArray[
     out = [(np.empty((count, 4, 4)), np.zeros(count, dtype=bool)) for _ in channels]
     first_joint = len(mesh.bones.names)
     identity = np.all(channels == np.eye(4), axis=(2, 3))  # (P, J)
+    requests = []
+    places = []
     for bone, first, rb in bbones:
         assert rb is not None
         at = slice(first - first_joint, first - first_joint + len(rb.rest_segments))
@@ -186,12 +188,15 @@ def joint_matrices(mesh: SkinnedMesh, channels: F64) -> list[tuple[F64, NDArray[
         for k in np.flatnonzero(at_rest).tolist():
             out[k][0][at] = np.eye(4)
         posed = np.flatnonzero(~at_rest)
-        if posed.size == 0:
-            continue
-        chans = channels[posed]
-        segments = bb.rig_pose_segments_many(rb, bone, chans, mesh.bones.rest)
-        deform = bb.bbone_deform_matrices_many(mesh.bones.rest[bone], chans[:, bone], rb.rest_segments, segments)
-        for k, d in zip(posed.tolist(), deform, strict=True):
+        if posed.size:
+            requests.append((rb, bone, posed))
+            places.append(at)
+    segments = bb.rig_pose_segments_multi(requests, channels, mesh.bones.rest)
+    deform = bb.bbone_deform_matrices_multi([mesh.bones.rest[bone] for _, bone, _ in requests],
+                                            [channels[posed, bone] for _, bone, posed in requests],
+                                            [rb.rest_segments for rb, _, _ in requests], segments)
+    for (_, _, posed), at, d_bone in zip(requests, places, deform, strict=True):
+        for k, d in zip(posed.tolist(), d_bone, strict=True):
             out[k][0][at] = d
             out[k][1][at] = True
     return out

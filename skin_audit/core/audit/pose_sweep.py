@@ -22,8 +22,8 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..maths.affine import rotation
 from ..maths.bbone import (
-    bbone_deform_matrices_many,
-    rig_pose_segments_many,
+    bbone_deform_matrices_multi,
+    rig_pose_segments_multi,
     vertex_segments,
 )
 from ..maths.parallel import run_all, thread_count
@@ -495,13 +495,14 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
             seen.add(same)
             measured.append(p)
     # Each bent B-Bone's joints at every measured pose, the curves computed together.
-    deform = {}
-    for j, *_ in bent_columns:
-        rb = bbones[j]
-        assert rb is not None
-        joints = rig_pose_segments_many(rb, j, channels[measured], mesh.bones.rest)
-        d = bbone_deform_matrices_many(rb.spline.rest, channels[measured, j], rb.rest_segments, joints)
-        deform[j] = d[:, :, :3, :3].reshape(len(measured), -1, 9)
+    records = [(j, rb) for j, *_ in bent_columns if (rb := bbones[j]) is not None]
+    assert len(records) == len(bent_columns)
+    at = np.array(measured, dtype=np.intp)
+    joints = rig_pose_segments_multi([(rb, j, at) for j, rb in records], channels, mesh.bones.rest)
+    deforms = bbone_deform_matrices_multi([rb.spline.rest for _, rb in records],
+                                          [channels[measured, j] for j, _ in records],
+                                          [rb.rest_segments for _, rb in records], joints)
+    deform = {j: d[:, :, :3, :3].reshape(len(measured), -1, 9) for (j, _), d in zip(records, deforms, strict=True)}
     still = ~moved
     gemm_rows = max(1, _GEMM_SIZE // (9 * classes))
     bone_worst = 1.0

@@ -34,7 +34,9 @@ Everything here is stateless and works on arrays; ``BBoneSpline`` and
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -674,6 +676,45 @@ def bbone_deform_matrices_many(rest_bone: ArrayLike, channels: ArrayLike, rest_s
     return out
 
 
+def bbone_deform_matrices_multi(rest_bones: Sequence[ArrayLike], channels: Sequence[ArrayLike],
+                                rest_segments: Sequence[ArrayLike], pose_segments: Sequence[ArrayLike]) -> list[F64]:
+    """``bbone_deform_matrices_many`` of several B-Bones in one pass (the same products per joint).
+
+    Parameters
+    ----------
+    rest_bones : per B-Bone, (4, 4) float64 ``Bone.matrix_local``
+    channels : per B-Bone, (P_i, 4, 4) float64 its channel at each of its poses
+    rest_segments : per B-Bone, (S_i + 1, 4, 4) float64 rest joints
+    pose_segments : per B-Bone, (P_i, S_i + 1, 4, 4) float64 posed joints
+
+    Returns
+    -------
+    per B-Bone, (P_i, S_i + 1, 4, 4) float64 ``channel @ arm @ pose_seg @ inv(rest_seg) @ inv(arm)``
+    """
+    if not rest_bones:
+        return []
+    arm = np.array([_matrix(m, "rest_bone") for m in rest_bones])
+    chan = [np.asarray(c, dtype=np.float64).reshape(-1, 4, 4) for c in channels]
+    rest_s = [_segments(s, "rest_segments") for s in rest_segments]
+    pose_s = [np.asarray(s, dtype=np.float64) for s in pose_segments]
+    for c, r, p in zip(chan, rest_s, pose_s, strict=True):
+        if p.shape[1:] != r.shape or len(c) != len(p):
+            raise ShapeError(f"pose_segments {p.shape} and channels {c.shape} do not match "
+                             f"rest_segments {r.shape}")
+    poses = [len(c) for c in chan]
+    joints = [len(r) for r in rest_s]
+    per_pose = np.repeat(np.arange(len(arm)), poses)  # B-Bone of each (B-Bone, pose)
+    chan_arm = np.concatenate(chan) @ arm[per_pose]
+    # Each (B-Bone, pose)'s row repeated over its joints; each B-Bone's rest joints over its poses.
+    joint_rows = np.repeat(np.arange(len(per_pose)), np.array(joints)[per_pose])
+    inv_rest = np.split(_inv(np.concatenate(rest_s)), np.cumsum(joints)[:-1])
+    local = np.concatenate([p.reshape(-1, 4, 4) for p in pose_s]) @ np.concatenate(
+        [np.tile(inv, (n, 1, 1)) for inv, n in zip(inv_rest, poses, strict=True)])
+    out = chan_arm[joint_rows] @ local @ _inv(arm)[per_pose[joint_rows]]
+    sizes = [n * s for n, s in zip(poses, joints, strict=True)]
+    return [o.reshape(n, s, 4, 4) for o, n, s in zip(np.split(out, np.cumsum(sizes)[:-1]), poses, joints, strict=True)]
+
+
 def _segments(m: ArrayLike, name: str) -> F64:
     a = np.asarray(m, dtype=np.float64)
     if a.ndim != 3 or a.shape[1:] != (4, 4) or a.shape[0] < 2:
@@ -1135,7 +1176,7 @@ def rig_pose_segments_many(rig_bbone: RigBBone, bone: int, channels: ArrayLike, 
     The same branches and products as one pose at a time, batched over the poses (the sweep
     bends each B-Bone at a dozen poses of one bone); the results also fill the memo that
     ``rig_pose_segments`` reads.  Poses with non-uniform scale, or a B-Bone whose handles
-    read their scale, go one at a time.
+    read their scale, go one at a time.  ``rig_pose_segments_multi`` with one B-Bone.
 
     Parameters
     ----------
@@ -1143,35 +1184,98 @@ def rig_pose_segments_many(rig_bbone: RigBBone, bone: int, channels: ArrayLike, 
     rest : (J, 4, 4) float64 every bone's ``matrix_local``
     """
     chan = np.asarray(channels, dtype=np.float64)
+    return rig_pose_segments_multi([(rig_bbone, bone, np.arange(len(chan)))], chan, rest)[0]
+
+
+def rig_pose_segments_multi(requests: Sequence[tuple[RigBBone, int, ArrayLike]], channels: ArrayLike,
+                            rest: ArrayLike) -> list[F64]:
+    """``rig_pose_segments_many`` of several B-Bones, each at its own poses, the curves computed together.
+
+    Each B-Bone's poses are looked up in the memo, then sent one at a time (non-uniform scale at
+    any of them, handles that read their scale) exactly as ``rig_pose_segments_many`` decides for
+    that B-Bone; the rest of every B-Bone go through one vectorised pass per segment count: the
+    same operations as the per-B-Bone pass on each (B-Bone, pose) row, so the same bits (a rig
+    has dozens of B-Bones, and each pass is mostly numpy's per-call cost on tiny arrays).  The
+    memo is read for every request before it is written (a memo filled up part-way through is
+    cleared later than one call per B-Bone would clear it; it holds the same curves).
+
+    Parameters
+    ----------
+    requests : (record, its bone index, (P_i,) int indices into ``channels``) per B-Bone
+    channels : (P, J, 4, 4) float64 every bone's channel matrix at each pose
+    rest : (J, 4, 4) float64 every bone's ``matrix_local``
+
+    Returns
+    -------
+    per request, (P_i, S_i + 1, 4, 4) float64 joint matrices in bone space
+    """
+    chan = np.asarray(channels, dtype=np.float64)
     rst = np.asarray(rest, dtype=np.float64)
-    spline = rig_bbone.spline
-    out = np.empty((len(chan), *rig_bbone.rest_segments.shape))
-    todo = []
-    for p in range(len(chan)):
-        hit = _memo_lookup(rig_bbone, bone, chan[p])
-        if hit is None:
-            todo.append(p)
-        else:
-            out[p] = hit
-    if not todo:
-        return out
-    pose_mats = chan[todo, bone] @ rst[bone]
-    size = _norm(pose_mats[:, :3, :3], 1)
-    scaled = ((np.abs(size[:, 0] - size[:, 1]) > _NONUNIFORM_SCALE)
-              | (np.abs(size[:, 1] - size[:, 2]) > _NONUNIFORM_SCALE))
-    handle_scale = any((*spline.use_scale_start, spline.use_ease_start, *spline.use_scale_end,
-                        spline.use_ease_end))
-    if scaled.any() or handle_scale:
-        for p in todo:
-            out[p] = rig_pose_segments(rig_bbone, bone, chan[p], rst)
-        return out
-    prev = None if rig_bbone.prev_bone < 0 else chan[todo, rig_bbone.prev_bone] @ rst[rig_bbone.prev_bone]
-    nxt = None if rig_bbone.next_bone < 0 else chan[todo, rig_bbone.next_bone] @ rst[rig_bbone.next_bone]
-    joints = _spline_matrices_many(spline, rig_bbone.pose_shape, pose_mats, prev, nxt)
-    for i, p in enumerate(todo):
-        out[p] = joints[i]
-        _memo_store(rig_bbone, bone, chan[p], joints[i].copy())
-    return out
+    # A B-Bone asked twice is asked again after the first pass, as one call per request would
+    # (the memo then answers its poses already computed).
+    seen: set[tuple[int, int]] = set()
+    first = []
+    for r, (rig_bbone, bone, _) in enumerate(requests):
+        if (id(rig_bbone), bone) not in seen:
+            seen.add((id(rig_bbone), bone))
+            first.append(r)
+    if len(first) < len(requests):
+        again = [r for r in range(len(requests)) if r not in set(first)]
+        answers = dict(zip(first, rig_pose_segments_multi([requests[r] for r in first], chan, rst), strict=True))
+        answers.update(zip(again, rig_pose_segments_multi([requests[r] for r in again], chan, rst), strict=True))
+        return [answers[r] for r in range(len(requests))]
+    outs: list[F64] = []
+    # Rows still to compute, per request: (request, pose indices into chan, rows of its output).
+    batched: list[tuple[int, NDArray[np.intp], NDArray[np.intp]]] = []
+    for r, (rig_bbone, bone, poses) in enumerate(requests):
+        pose_ids = np.asarray(poses, dtype=np.intp).reshape(-1)
+        out = np.empty((len(pose_ids), *rig_bbone.rest_segments.shape))
+        outs.append(out)
+        todo = []
+        for i, p in enumerate(pose_ids.tolist()):
+            hit = _memo_lookup(rig_bbone, bone, chan[p])
+            if hit is None:
+                todo.append(i)
+            else:
+                out[i] = hit
+        if not todo:
+            continue
+        rows = np.array(todo, dtype=np.intp)
+        at = pose_ids[rows]
+        pose_mats = chan[at, bone] @ rst[bone]
+        size = _norm(pose_mats[:, :3, :3], 1)
+        scaled = ((np.abs(size[:, 0] - size[:, 1]) > _NONUNIFORM_SCALE)
+                  | (np.abs(size[:, 1] - size[:, 2]) > _NONUNIFORM_SCALE))
+        if scaled.any() or _curve_constants(rig_bbone).handle_scale:
+            for i, p in zip(todo, at.tolist(), strict=True):
+                out[i] = rig_pose_segments(rig_bbone, bone, chan[p], rst)
+            continue
+        batched.append((r, at, rows))
+    # One pass per segment count (a B-Bone whose unit pose is scaled, never seen, alone).
+    groups: dict[tuple[int, int], list[tuple[int, NDArray[np.intp], NDArray[np.intp]]]] = {}
+    for item in batched:
+        rb = requests[item[0]][0]
+        c = _curve_constants(rb)
+        groups.setdefault((c.params.segments, id(rb) if c.params.do_scale else -1), []).append(item)
+    for group in groups.values():
+        consts = [_curve_constants(requests[r][0]) for r, _, _ in group]
+        counts = [len(at) for _, at, _ in group]
+        at = np.concatenate([at for _, at, _ in group])
+        bones = np.repeat([requests[r][1] for r, _, _ in group], counts)
+        prevs = np.repeat([max(requests[r][0].prev_bone, 0) for r, _, _ in group], counts)
+        nexts = np.repeat([max(requests[r][0].next_bone, 0) for r, _, _ in group], counts)
+        # (Rows of B-Bones without a handle get bone 0's: computed, then not used.)
+        joints = _spline_matrices_multi(consts, counts, chan[at, bones] @ rst[bones], chan[at, prevs] @ rst[prevs],
+                                        chan[at, nexts] @ rst[nexts])
+        start = 0
+        for (r, at_r, rows), n in zip(group, counts, strict=True):
+            rig_bbone, bone, _ = requests[r]
+            part = joints[start:start + n]
+            start += n
+            outs[r][rows] = part
+            for i, p in enumerate(at_r.tolist()):
+                _memo_store(rig_bbone, bone, chan[p], part[i].copy())
+    return outs
 
 
 def _memo_key(rig_bbone: RigBBone, bone: int, chan: F64) -> tuple[int, int, bytes]:
@@ -1201,81 +1305,142 @@ def _rows_apply(m: F64, p: F64) -> F64:
     return out
 
 
-def _spline_matrices_many(bone: BBoneSpline, pose_shape: BBoneShape, pose: F64, prev_pose: F64 | None,
-                          next_pose: F64 | None) -> F64:
-    """``spline_matrices(spline_parameters(...))`` for P poses without scale: (P, S + 1, 4, 4).
+@dataclass(frozen=True)
+class _CurveConstants:
+    """What one B-Bone's curve takes from its record, the same at every pose (``_curve_constants``)."""
 
-    The same steps as ``spline_parameters``, ``spline_handles`` and ``spline_matrices`` (read
-    those for Blender's sources), each over the P poses at once.
-    """
-    n = len(pose)
+    params: SplineParameters  # spline_parameters at a unit pose: the pose-independent values
+    handle_scale: bool  # handles read their scale: one pose at a time
+    length: float
+    prev: tuple[str, bool, F64, float] | None  # handle type, prev_bbone, rest head, length
+    next: tuple[str, bool, F64, float] | None
+    cum_scales: F64  # (S,) cumsum of the segments' lengthwise scales
+    total_scale: float  # their sum
+    sx: F64  # (S + 1,) joints' X scale
+    sz: F64  # (S + 1,)
+
+
+def _curve_constants(rig_bbone: RigBBone) -> _CurveConstants:
+    """The B-Bone's pose-independent curve values, computed once per record (kept by its id)."""
+    hit = _CONSTANTS.get(id(rig_bbone))
+    if hit is not None and hit[0] is rig_bbone:
+        return hit[1]
+    bone = rig_bbone.spline
     length = float(bone.length)
-    imat = _inv(pose)
-    head = pose[:, :3, 3]
-    tail = head + pose[:, :3, 1] * length
-    epsilon = _HANDLE_EPSILON * length
-    # Start handle: spline_parameters, then spline_handles.
-    roll1 = np.zeros(n)
-    if bone.prev is not None and prev_pose is not None:
+    params = spline_parameters(bone, rest=False, pose=bone.rest, pose_shape=rig_bbone.pose_shape)
+    prev = nxt = None
+    if bone.prev is not None and rig_bbone.prev_bone >= 0:
         p_arm_head, _ = _head_tail(_matrix(bone.prev.rest, "prev.rest"), bone.prev.length)
-        p_head = prev_pose[:, :3, 3]
-        p_tail = p_head + prev_pose[:, :3, 1] * bone.prev.length
-        prev_bbone = False
-        if bone.handle_type_start == "RELATIVE":
-            h1 = _rows_apply(imat, head - (p_head - p_arm_head))
-        elif bone.handle_type_start == "TANGENT":
-            h1 = _rows_apply(imat, head - (p_tail - p_head))
-        else:
-            prev_bbone = bone.prev.segments > 1
-            h1 = _rows_apply(imat, p_head)
-        if prev_bbone:
-            h1[:, 1] -= length
-        norm = _norm(h1, 1)
-        h1 = -np.where((norm < epsilon)[:, None], [[0.0, -1.0, 0.0]], h1 / np.where(norm > 0.0, norm, 1.0)[:, None])
-        if not prev_bbone:
-            roll1 = _rolls(imat @ prev_pose, h1)
-    else:
-        h1 = np.tile([0.0, 1.0, 0.0], (n, 1))
-    roll2 = np.zeros(n)
-    if bone.next is not None and next_pose is not None:
+        kind = bone.handle_type_start
+        prev = (kind, kind not in ("RELATIVE", "TANGENT") and bone.prev.segments > 1, p_arm_head,
+                float(bone.prev.length))
+    if bone.next is not None and rig_bbone.next_bone >= 0:
         n_arm_head, _ = _head_tail(_matrix(bone.next.rest, "next.rest"), bone.next.length)
-        n_head = next_pose[:, :3, 3]
-        n_tail = n_head + next_pose[:, :3, 1] * bone.next.length
-        next_bbone = False
-        if bone.handle_type_end == "RELATIVE":
-            h2 = _rows_apply(imat, tail + (n_head - n_arm_head))
-        elif bone.handle_type_end == "TANGENT":
-            h2 = _rows_apply(imat, tail + (n_tail - n_head))
-        else:
-            next_bbone = bone.next.segments > 1
-            h2 = _rows_apply(imat, n_tail)
-        if not next_bbone:
-            h2[:, 1] -= length
-        norm = _norm(h2, 1)
-        h2 = np.where((norm < epsilon)[:, None], [[0.0, 1.0, 0.0]], h2 / np.where(norm > 0.0, norm, 1.0)[:, None])
-        roll2 = _rolls(imat @ next_pose, h2)
-    else:
-        h2 = np.tile([0.0, 1.0, 0.0], (n, 1))
-    # The pose-independent values: spline_parameters with a unit pose stands in for them.
-    params = spline_parameters(bone, rest=False, pose=bone.rest, pose_shape=pose_shape)
-    circle = length * (_circle_tangent_factors(h1, h2) / 0.75)
-    h1 = h1 * (params.ease1 * circle)[:, None]
-    h2 = h2 * (-params.ease2 * circle)[:, None]
-    roll1 = roll1 + params.roll1
-    roll2 = roll2 + params.roll2
-    h1[:, 0] += params.curve_in_x
-    h1[:, 2] += params.curve_in_z
-    h2[:, 0] += params.curve_out_x
-    h2[:, 2] += params.curve_out_z
-    # spline_matrices.
+        kind = bone.handle_type_end
+        nxt = (kind, kind not in ("RELATIVE", "TANGENT") and bone.next.segments > 1, n_arm_head,
+               float(bone.next.length))
     segments = params.segments
-    end = np.array([0.0, length, 0.0])
-    control = np.stack([np.zeros((n, 3)), h1, end + h2, np.broadcast_to(end, (n, 3))], axis=1)
     log_in = np.log(max(params.scale_in[1], _MIN_SEGMENT_SCALE))
     log_out = np.log(max(params.scale_out[1], _MIN_SEGMENT_SCALE))
     fac = np.arange(segments) / max(segments - 1, 1)
     segment_scales = np.exp(fac * log_out + (1.0 - fac) * log_in)
-    t = _equalize_many(control, segment_scales)
+    f = np.arange(segments + 1) / segments
+    sx = f * params.scale_out[0] + (1.0 - f) * params.scale_in[0]
+    sz = f * params.scale_out[2] + (1.0 - f) * params.scale_in[2]
+    sx[0], sz[0], sx[-1], sz[-1] = params.scale_in[0], params.scale_in[2], params.scale_out[0], params.scale_out[2]
+    handle_scale = any((*bone.use_scale_start, bone.use_ease_start, *bone.use_scale_end, bone.use_ease_end))
+    out = _CurveConstants(params, handle_scale, length, prev, nxt, np.cumsum(segment_scales),
+                          float(segment_scales.sum()), sx, sz)
+    if len(_CONSTANTS) >= _SEGMENT_MEMO_SIZE:
+        _CONSTANTS.clear()
+    _CONSTANTS[id(rig_bbone)] = (rig_bbone, out)  # the record kept alive: its id stays
+    return out
+
+
+def _spline_matrices_multi(consts: Sequence[_CurveConstants], counts: Sequence[int], pose: F64, prev_pose: F64,
+                           next_pose: F64) -> F64:
+    """``spline_matrices(spline_parameters(...))`` for rows without scale: (N, S + 1, 4, 4).
+
+    ``counts[b]`` consecutive rows are B-Bone ``b``'s poses, every B-Bone with S segments (and
+    ``params.do_scale`` the same).  ``pose``, ``prev_pose``, ``next_pose`` (N, 4, 4): the bone's
+    and its handles' pose matrices (anything where it has no such handle).  The same steps as
+    ``spline_parameters``, ``spline_handles`` and ``spline_matrices`` (read those for Blender's
+    sources), each over the rows at once, each row's numbers from its own B-Bone's.
+    """
+    n = len(pose)
+
+    def per_row(values: Sequence[object]) -> NDArray[Any]:
+        out: NDArray[Any] = np.repeat(np.asarray(values), counts, axis=0)
+        return out
+
+    no_h = (None, False, np.zeros(3), 0.0)
+    prevs = [c.prev or no_h for c in consts]
+    nexts = [c.next or no_h for c in consts]
+    length = per_row([c.length for c in consts])
+    imat = _inv(pose)
+    head = pose[:, :3, 3]
+    tail = head + pose[:, :3, 1] * length[:, None]
+    epsilon = _HANDLE_EPSILON * length
+    # Start handle: spline_parameters, then spline_handles.
+    has_prev = per_row([c.prev is not None for c in consts])
+    roll1 = np.zeros(n)
+    h1 = np.tile([0.0, 1.0, 0.0], (n, 1))
+    if has_prev.any():
+        kind = per_row([h[0] or "" for h in prevs])
+        prev_bbone = per_row([h[1] for h in prevs])
+        p_arm_head = per_row([h[2] for h in prevs])
+        p_head = prev_pose[:, :3, 3]
+        p_tail = p_head + prev_pose[:, :3, 1] * per_row([h[3] for h in prevs])[:, None]
+        relative, tangent = kind == "RELATIVE", kind == "TANGENT"
+        h = np.zeros((n, 3))
+        if (relative | tangent).any():
+            h = _rows_apply(imat, np.where(relative[:, None], head - (p_head - p_arm_head), head - (p_tail - p_head)))
+        absolute = has_prev & ~relative & ~tangent
+        if absolute.any():
+            # The head as a view of its pose matrix, as the per-B-Bone pass has it: einsum's sums
+            # depend on its operands' strides (the last bit).
+            h[absolute] = _rows_apply(imat[absolute], prev_pose[absolute][:, :3, 3])
+        h[prev_bbone, 1] -= length[prev_bbone]
+        norm = _norm(h, 1)
+        h = -np.where((norm < epsilon)[:, None], [[0.0, -1.0, 0.0]], h / np.where(norm > 0.0, norm, 1.0)[:, None])
+        rolled = has_prev & ~prev_bbone
+        if rolled.any():
+            roll1[rolled] = _rolls(imat[rolled] @ prev_pose[rolled], h[rolled])
+        h1[has_prev] = h[has_prev]
+    has_next = per_row([c.next is not None for c in consts])
+    roll2 = np.zeros(n)
+    h2 = np.tile([0.0, 1.0, 0.0], (n, 1))
+    if has_next.any():
+        kind = per_row([h[0] or "" for h in nexts])
+        next_bbone = per_row([h[1] for h in nexts])
+        n_arm_head = per_row([h[2] for h in nexts])
+        n_head = next_pose[:, :3, 3]
+        n_tail = n_head + next_pose[:, :3, 1] * per_row([h[3] for h in nexts])[:, None]
+        point = np.where((kind == "RELATIVE")[:, None], tail + (n_head - n_arm_head),
+                         np.where((kind == "TANGENT")[:, None], tail + (n_tail - n_head), n_tail))
+        h = _rows_apply(imat, point)
+        h[~next_bbone, 1] -= length[~next_bbone]
+        norm = _norm(h, 1)
+        h = np.where((norm < epsilon)[:, None], [[0.0, 1.0, 0.0]], h / np.where(norm > 0.0, norm, 1.0)[:, None])
+        roll2[has_next] = _rolls(imat[has_next] @ next_pose[has_next], h[has_next])
+        h2[has_next] = h[has_next]
+    # The pose-independent values, from each B-Bone's spline_parameters at a unit pose.
+    params = [c.params for c in consts]
+    circle = length * (_circle_tangent_factors(h1, h2) / 0.75)
+    h1 = h1 * (per_row([p.ease1 for p in params]) * circle)[:, None]
+    h2 = h2 * (-per_row([p.ease2 for p in params]) * circle)[:, None]
+    roll1 = roll1 + per_row([p.roll1 for p in params])
+    roll2 = roll2 + per_row([p.roll2 for p in params])
+    h1[:, 0] += per_row([p.curve_in_x for p in params])
+    h1[:, 2] += per_row([p.curve_in_z for p in params])
+    h2[:, 0] += per_row([p.curve_out_x for p in params])
+    h2[:, 2] += per_row([p.curve_out_z for p in params])
+    # spline_matrices.
+    segments = params[0].segments
+    end = np.zeros((n, 3))
+    end[:, 1] = length
+    control = np.stack([np.zeros((n, 3)), h1, end + h2, end], axis=1)
+    t = _equalize_many(control, per_row([c.cum_scales for c in consts]), per_row([c.total_scale for c in consts]))
     d1 = np.diff(control, axis=1)
     d2 = np.diff(d1, axis=1)
     inner_pos, inner_axis = _bezier_many(control, t[:, 1:segments])
@@ -1285,11 +1450,8 @@ def _spline_matrices_many(bone: BBoneSpline, pose_shape: BBoneShape, pose: F64, 
     f = np.arange(segments + 1) / segments
     roll = np.asarray(f * roll2[:, None] + (1.0 - f) * roll1[:, None], dtype=np.float64)
     roll[:, 0], roll[:, -1] = roll1, roll2
-    sx = f * params.scale_out[0] + (1.0 - f) * params.scale_in[0]
-    sz = f * params.scale_out[2] + (1.0 - f) * params.scale_in[2]
-    sx[0], sz[0], sx[-1], sz[-1] = params.scale_in[0], params.scale_in[2], params.scale_out[0], params.scale_out[2]
-    out = _segment_matrices(params, pos.reshape(-1, 3), axis.reshape(-1, 3), roll.reshape(-1),
-                            np.tile(sx, n), np.tile(sz, n))
+    out = _segment_matrices(params[0], pos.reshape(-1, 3), axis.reshape(-1, 3), roll.reshape(-1),
+                            per_row([c.sx for c in consts]).reshape(-1), per_row([c.sz for c in consts]).reshape(-1))
     return out.reshape(n, segments + 1, 4, 4)
 
 
@@ -1303,13 +1465,14 @@ def _bezier_many(control: F64, t: F64) -> tuple[F64, F64]:
     return l2[0] + tangent * t, tangent
 
 
-def _equalize_many(control: F64, segment_scales: F64) -> F64:
-    """``_equalize`` over P curves: (P, S + 1) parameters (searchsorted as a count per row)."""
+def _equalize_many(control: F64, cum_scales: F64, total_scale: F64) -> F64:
+    """``_equalize`` over P curves: (P, S + 1) parameters (searchsorted as a count per row); each
+    row's segment scales as their (P, S) cumulative sums and (P,) totals."""
     steps = MAX_BBONE_SUBDIV
     coords, _ = _bezier_many(control, np.broadcast_to(np.arange(steps + 1) / steps, (len(control), steps + 1)))
     pdist = np.concatenate([np.zeros((len(control), 1)), np.cumsum(_norm(np.diff(coords, axis=1), 2), axis=1)],
                            axis=1)
-    dist = np.cumsum(segment_scales) * (pdist[:, -1:] / segment_scales.sum())
+    dist = cum_scales * (pdist[:, -1:] / total_scale[:, None])
     # searchsorted(side="right") on a sorted row: how many of its entries are <= the value.
     nr = np.clip(np.sum(pdist[:, None, :] <= dist[:, :, None], axis=2), 1, steps)
     hi = np.take_along_axis(pdist, nr, axis=1)
@@ -1353,3 +1516,5 @@ def _ease_axes(d1: F64, d2: F64) -> F64:
 #: Recent posed segments by (record id, bone, channel bytes); cleared when full.
 _SEGMENT_MEMO: dict[tuple[int, int, bytes], tuple[RigBBone, F64]] = {}
 _SEGMENT_MEMO_SIZE = 4096  # (S + 1) x 128 bytes each: under 17 MB when full
+#: Each B-Bone record's pose-independent curve values, by record id (``_curve_constants``).
+_CONSTANTS: dict[int, tuple[RigBBone, _CurveConstants]] = {}
