@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from skin_audit.core.maths import bbone as bb
+from tests.core import bbone_reference as reference
 from tests.factories.numpy_rigs import rest_matrix
 
 #: H0, B0, B1, B2, H1: a chain B0-B1-B2 (off-axis, rolled) and two free handle bones.
@@ -101,11 +102,16 @@ def rotation(axis: np.ndarray, angle: float) -> np.ndarray:
     return np.eye(3) + math.sin(angle) * k + (1 - math.cos(angle)) * k @ k
 
 
+#: Poses: 0 the extracted one, 1 rigid, 5 B1 scaled non-uniformly, 6 B0 scaled uniformly, the rest turns.
+POSES = 40
+
+
 def poses() -> np.ndarray:
-    """(7, 5, 4, 4) channels: the extracted pose, a rigid one, random turns, non-uniform scale."""
+    """(POSES, 5, 4, 4) channels: the extracted pose, a rigid one, random turns, non-uniform scale
+    (many turns: a sum rounded differently shows only at some numbers)."""
     rng = np.random.default_rng(11)
-    channels = np.tile(np.eye(4), (7, len(REST), 1, 1))
-    for p in range(1, 7):
+    channels = np.tile(np.eye(4), (POSES, len(REST), 1, 1))
+    for p in range(1, POSES):
         for j in range(len(REST)):
             channels[p, j, :3, :3] = rotation(rng.normal(size=3), float(rng.uniform(-2.5, 2.5)))
             channels[p, j, :3, 3] = rng.normal(size=3) * 0.1
@@ -115,38 +121,58 @@ def poses() -> np.ndarray:
     return channels
 
 
+def column_major(m: np.ndarray) -> np.ndarray:
+    """The same matrices, each stored column-major (as the extraction reads them from Blender)."""
+    return np.swapaxes(np.swapaxes(m, -1, -2).copy(), -1, -2)
+
+
+@pytest.mark.parametrize("layout", ["row_major", "column_major"])
 @pytest.mark.parametrize("pose_shapes", [True, False], ids=["pose_shape", "no_pose_shape"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
-def test_many_bbones_at_once_give_each_bbones_own_bits(case: Edit, pose_shapes: bool) -> None:
+def test_many_bbones_at_once_give_each_bbones_own_bits(case: Edit, pose_shapes: bool, layout: str) -> None:
+    """Bit for bit, whatever the matrices' memory order (numpy's sums depend on it)."""
     rigs = records(case, pose_shapes)
     channels = poses()
+    rest = REST
+    if layout == "column_major":
+        channels, rest = column_major(channels), column_major(REST)
     # Each B-Bone at its own poses (B1 without the scaled pose 5 in one request: batched then).
-    subsets = [np.arange(7), np.array([0, 1, 2, 3, 4, 6]), np.array([6, 2, 5, 3])]
+    subsets = [np.arange(POSES), np.delete(np.arange(POSES), 5), np.array([6, 2, 5, 3])]
     requests = [(rb, j, at) for (rb, j), at in zip(rigs, subsets, strict=True)]
-    requests.append((rigs[1][0], rigs[1][1], np.arange(7)))  # and all of B1's, scaled one included
+    requests.append((rigs[1][0], rigs[1][1], np.arange(POSES)))  # and all of B1's, scaled one included
     bb._SEGMENT_MEMO.clear()
-    multi = bb.rig_pose_segments_multi(requests, channels, REST)
-    deform = bb.bbone_deform_matrices_multi([REST[j] for _, j, _ in requests],
+    multi = bb.rig_pose_segments_multi(requests, channels, rest)
+    # The per-B-Bone pass as it was (frozen in tests/core/bbone_reference.py): the same bits.
+    for (rb, j, at), got in zip(requests[:3], multi, strict=False):
+        bb._SEGMENT_MEMO.clear()
+        before = reference.rig_pose_segments_many(rb, j, channels[at], rest)
+        assert np.array_equal(got, before), f"B-Bone {j}: {np.abs(got - before).max():.3g}"
+        deform = bb.bbone_deform_matrices_multi([rest[j]], [channels[at, j]], [rb.rest_segments], [got])[0]
+        assert np.array_equal(deform, reference.bbone_deform_matrices_many(rest[j], channels[at, j], rb.rest_segments,
+                                                                           before))
+    bb._SEGMENT_MEMO.clear()
+    multi = bb.rig_pose_segments_multi(requests, channels, rest)
+    deform = bb.bbone_deform_matrices_multi([rest[j] for _, j, _ in requests],
                                             [channels[at, j] for _, j, at in requests],
                                             [rb.rest_segments for rb, _, _ in requests], multi)
     # The memo now holds the curves: asked again, the same bits.
-    for got, again in zip(multi, bb.rig_pose_segments_multi(requests, channels, REST), strict=True):
+    for got, again in zip(multi, bb.rig_pose_segments_multi(requests, channels, rest), strict=True):
         assert np.array_equal(got, again)
     # One call per request, in order, from an empty memo (B1 asked twice: its poses computed by
     # the first request are the memo's, its scaled pose then sends the rest one at a time).
     bb._SEGMENT_MEMO.clear()
-    one_by_one = [bb.rig_pose_segments_many(rb, j, channels[at], REST) for rb, j, at in requests]
+    one_by_one = [bb.rig_pose_segments_many(rb, j, channels[at], rest) for rb, j, at in requests]
     for (rb, j, at), got, got_deform, alone in zip(requests, multi, deform, one_by_one, strict=True):
         assert got.shape == (len(at), SEGMENTS[j] + 1, 4, 4)
         assert np.array_equal(got, alone), f"B-Bone {j}: {np.abs(got - alone).max():.3g}"
-        alone_deform = bb.bbone_deform_matrices_many(REST[j], channels[at, j], rb.rest_segments, alone)
+        alone_deform = bb.bbone_deform_matrices_many(rest[j], channels[at, j], rb.rest_segments, alone)
         assert np.array_equal(got_deform, alone_deform)
-        for i, p in enumerate(at.tolist()):
+        for i, p in enumerate(at[:8].tolist()):  # (one at a time is slow)
             if p == 0:  # the extracted pose: Blender's read joints
                 assert np.array_equal(got[i], rb.pose_segments)
                 continue
             bb._SEGMENT_MEMO.clear()
-            one = bb.rig_pose_segments(rb, j, channels[p], REST)
+            one = bb.rig_pose_segments(rb, j, channels[p], rest)
             np.testing.assert_allclose(got[i], one, atol=1e-12)
 
 
@@ -162,3 +188,25 @@ def test_poses_really_differ_and_groups_mix() -> None:
         assert np.abs(m[1] - m[2]).max() > 1e-3
     assert bb.rig_pose_segments_multi([], channels, REST) == []
     assert bb.bbone_deform_matrices_multi([], [], [], []) == []
+
+
+@pytest.mark.parametrize("layout", ["row_major", "column_major"])
+def test_deform_matrices_of_many_bbones_give_each_bbones_own_bits(layout: str) -> None:
+    """Twenty B-Bones of 1 to 9 segments at 1 to 4 poses, random affine matrices (the products'
+    rounding shows at some numbers only), as read (column-major) or built in numpy."""
+    rng = np.random.default_rng(5)
+    arrange = column_major if layout == "column_major" else np.asarray
+    rests, chans, rest_segs, pose_segs = [], [], [], []
+    for b in range(20):
+        s, p = 1 + b % 9, 1 + b % 4
+        rests.append(arrange(np.concatenate([rng.normal(size=(3, 4)), [[0.0, 0.0, 0.0, 1.0]]])))
+        chans.append(arrange(np.concatenate([rng.normal(size=(p, 3, 4)), np.tile([[[0.0, 0.0, 0.0, 1.0]]], (p, 1, 1))],
+                                            axis=1)))
+        rest_segs.append(np.concatenate([rng.normal(size=(s + 1, 3, 4)),
+                                         np.tile([[[0.0, 0.0, 0.0, 1.0]]], (s + 1, 1, 1))], axis=1))
+        pose_segs.append(np.concatenate([rng.normal(size=(p, s + 1, 3, 4)),
+                                         np.tile([[[[0.0, 0.0, 0.0, 1.0]]]], (p, s + 1, 1, 1))], axis=2))
+    multi = bb.bbone_deform_matrices_multi(rests, chans, rest_segs, pose_segs)
+    for got, args in zip(multi, zip(rests, chans, rest_segs, pose_segs, strict=True), strict=True):
+        assert np.array_equal(got, reference.bbone_deform_matrices_many(*args))
+        assert np.array_equal(got, bb.bbone_deform_matrices_many(*args))

@@ -693,7 +693,7 @@ def bbone_deform_matrices_multi(rest_bones: Sequence[ArrayLike], channels: Seque
     """
     if not rest_bones:
         return []
-    arm = np.array([_matrix(m, "rest_bone") for m in rest_bones])
+    arm = _joined([_matrix(m, "rest_bone")[None] for m in rest_bones])
     chan = [np.asarray(c, dtype=np.float64).reshape(-1, 4, 4) for c in channels]
     rest_s = [_segments(s, "rest_segments") for s in rest_segments]
     pose_s = [np.asarray(s, dtype=np.float64) for s in pose_segments]
@@ -704,7 +704,7 @@ def bbone_deform_matrices_multi(rest_bones: Sequence[ArrayLike], channels: Seque
     poses = [len(c) for c in chan]
     joints = [len(r) for r in rest_s]
     per_pose = np.repeat(np.arange(len(arm)), poses)  # B-Bone of each (B-Bone, pose)
-    chan_arm = np.concatenate(chan) @ arm[per_pose]
+    chan_arm = _joined(chan) @ arm[per_pose]
     # Each (B-Bone, pose)'s row repeated over its joints; each B-Bone's rest joints over its poses.
     joint_rows = np.repeat(np.arange(len(per_pose)), np.array(joints)[per_pose])
     inv_rest = np.split(_inv(np.concatenate(rest_s)), np.cumsum(joints)[:-1])
@@ -713,6 +713,16 @@ def bbone_deform_matrices_multi(rest_bones: Sequence[ArrayLike], channels: Seque
     out = chan_arm[joint_rows] @ local @ _inv(arm)[per_pose[joint_rows]]
     sizes = [n * s for n, s in zip(poses, joints, strict=True)]
     return [o.reshape(n, s, 4, 4) for o, n, s in zip(np.split(out, np.cumsum(sizes)[:-1]), poses, joints, strict=True)]
+
+
+def _joined(parts: Sequence[F64]) -> F64:
+    """``np.concatenate`` of (n_i, 4, 4) stacks, each matrix column-major when every part's is (as
+    read from Blender): numpy's matmul and einsum sum in an order that depends on their operands'
+    strides, and the one-B-Bone passes multiply the parts as they are."""
+    if all(p.strides[-2] < p.strides[-1] for p in parts):
+        out: F64 = np.concatenate([np.swapaxes(p, -1, -2) for p in parts]).swapaxes(-1, -2)
+        return out
+    return np.concatenate(parts)
 
 
 def _segments(m: ArrayLike, name: str) -> F64:
