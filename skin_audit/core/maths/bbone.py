@@ -1331,11 +1331,13 @@ class _CurveConstants:
 
 
 def _curve_constants(rig_bbone: RigBBone) -> _CurveConstants:
-    """The B-Bone's pose-independent curve values, computed once per record (kept by its id)."""
-    hit = _CONSTANTS.get(id(rig_bbone))
-    if hit is not None and hit[0] is rig_bbone:
-        return hit[1]
+    """The B-Bone's pose-independent curve values, computed once per spline and pose shape (the
+    test-pose copies of a mesh's records share their splines)."""
     bone = rig_bbone.spline
+    key = (id(bone), rig_bbone.pose_shape, rig_bbone.prev_bone >= 0, rig_bbone.next_bone >= 0)
+    hit = _CONSTANTS.get(key)
+    if hit is not None and hit[0] is bone:
+        return hit[1]
     length = float(bone.length)
     params = spline_parameters(bone, rest=False, pose=bone.rest, pose_shape=rig_bbone.pose_shape)
     prev = nxt = None
@@ -1363,7 +1365,7 @@ def _curve_constants(rig_bbone: RigBBone) -> _CurveConstants:
                           float(segment_scales.sum()), sx, sz)
     if len(_CONSTANTS) >= _SEGMENT_MEMO_SIZE:
         _CONSTANTS.clear()
-    _CONSTANTS[id(rig_bbone)] = (rig_bbone, out)  # the record kept alive: its id stays
+    _CONSTANTS[key] = (bone, out)  # the spline kept alive: its id stays
     return out
 
 
@@ -1526,5 +1528,5 @@ def _ease_axes(d1: F64, d2: F64) -> F64:
 #: Recent posed segments by (record id, bone, channel bytes); cleared when full.
 _SEGMENT_MEMO: dict[tuple[int, int, bytes], tuple[RigBBone, F64]] = {}
 _SEGMENT_MEMO_SIZE = 4096  # (S + 1) x 128 bytes each: under 17 MB when full
-#: Each B-Bone record's pose-independent curve values, by record id (``_curve_constants``).
-_CONSTANTS: dict[int, tuple[RigBBone, _CurveConstants]] = {}
+#: B-Bones' pose-independent curve values by (spline id, pose shape, has start / end handle).
+_CONSTANTS: dict[tuple[int, BBoneShape, bool, bool], tuple[BBoneSpline, _CurveConstants]] = {}
