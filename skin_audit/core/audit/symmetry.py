@@ -278,15 +278,17 @@ def mirror_weights(points: F64, weights: NDArray[np.float32], mirror_group: NDAr
     diff = np.zeros(len(points))
     worst = np.full(len(points), -1, dtype=np.intp)
     src = np.flatnonzero(matched)
-    has = np.flatnonzero(mirror_group >= 0)
+    missing = mirror_group < 0
+    rows = np.where(missing, 0, mirror_group)
     # Every group at once over a block of vertices (a loop over groups was 160 passes on a
-    # character): each vertex's largest difference, the first group reaching it.
+    # character): each vertex's largest difference, the first group reaching it.  Columns are
+    # taken first (np.take), then the partner's rows put in mirror order.
     for first in range(0, len(src), _MIRROR_BLOCK):
         mine_v = src[first:first + _MIRROR_BLOCK]
-        mine = weights[:, mine_v].astype(np.float64)
-        theirs = np.zeros_like(mine)
-        theirs[has] = weights[np.ix_(mirror_group[has], partner[mine_v])]
-        d = np.abs(mine - theirs)
+        mine = np.take(weights, mine_v, axis=1)
+        theirs = np.take(weights, partner[mine_v], axis=1)[rows]
+        theirs[missing] = 0.0  # a missing mirror group weighs 0
+        d = np.abs(np.subtract(mine, theirs, dtype=np.float64))
         d[np.isnan(d)] = 0.0  # a NaN weight is no difference here (the weight checks report it)
         top = d.argmax(axis=0) if len(d) else np.zeros(len(mine_v), dtype=np.intp)
         largest = d[top, np.arange(len(mine_v))] if len(d) else np.zeros(len(mine_v))

@@ -78,7 +78,7 @@ def _cell_hash(cells: NDArray[np.int64]) -> NDArray[np.int64]:
 
 
 #: nearest_within first looks for a partner in the query's own cell of side radius / FINE_CELLS.
-FINE_CELLS = 64
+FINE_CELLS = 4
 
 
 def nearest_within(points: F64, queries: F64, radius: float) -> NDArray[np.intp]:
