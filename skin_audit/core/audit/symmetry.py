@@ -257,8 +257,10 @@ def mirror_groups(group_names: tuple[str, ...], bone_names: tuple[str, ...], pai
     return out
 
 
-#: Vertices per block of ``mirror_weights``: its (groups, block) arrays stay a few megabytes.
+#: Vertices per block of ``mirror_weights`` at least, and (groups x vertices) per block at most
+#: beyond that: its (groups, block) arrays stay a few megabytes.
 _MIRROR_BLOCK = 8192
+_MIRROR_CELLS = 2**20
 
 
 def mirror_weights(points: F64, weights: NDArray[np.float32], mirror_group: NDArray[np.intp],
@@ -283,15 +285,22 @@ def mirror_weights(points: F64, weights: NDArray[np.float32], mirror_group: NDAr
     # Every group at once over a block of vertices (a loop over groups was 160 passes on a
     # character): each vertex's largest difference, the first group reaching it.  Columns are
     # taken first (np.take), then the partner's rows put in mirror order.
-    for first in range(0, len(src), _MIRROR_BLOCK):
-        mine_v = src[first:first + _MIRROR_BLOCK]
+    block = max(_MIRROR_BLOCK, _MIRROR_CELLS // max(len(weights), 1))
+    for first in range(0, len(src), block):
+        mine_v = src[first:first + block]
         mine = np.take(weights, mine_v, axis=1)
         theirs = np.take(weights, partner[mine_v], axis=1)[rows]
         theirs[missing] = 0.0  # a missing mirror group weighs 0
         d = np.abs(np.subtract(mine, theirs, dtype=np.float64))
         d[np.isnan(d)] = 0.0  # a NaN weight is no difference here (the weight checks report it)
-        top = d.argmax(axis=0) if len(d) else np.zeros(len(mine_v), dtype=np.intp)
-        largest = d[top, np.arange(len(mine_v))] if len(d) else np.zeros(len(mine_v))
+        # The first group reaching each column's largest difference, row by row (an argmax down
+        # the short axis reads the array across its rows: several times slower).
+        largest = np.zeros(len(mine_v))
+        top = np.full(len(mine_v), -1, dtype=np.intp)
+        for g, row in enumerate(d):
+            bigger = row > largest
+            np.copyto(largest, row, where=bigger)
+            top[bigger] = g
         diff[mine_v] = largest
-        worst[mine_v] = np.where(largest > 0.0, top, -1)
+        worst[mine_v] = top
     return WeightMirror(partner, float(matched.mean()) if len(points) else 1.0, diff, worst)
