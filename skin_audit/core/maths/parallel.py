@@ -21,6 +21,7 @@ T = TypeVar("T")
 MAX_THREADS = 4
 
 _pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
 
 def thread_count() -> int:
@@ -57,13 +58,16 @@ def run_all(tasks: Sequence[Callable[[], None]]) -> None:
 
 
 def _pool_of(workers: int) -> ThreadPoolExecutor:
-    """The pool with ``workers`` threads (a pool of another size is shut down: no stray threads)."""
+    """The pool with ``workers`` threads (a pool of another size is shut down: no stray threads).
+
+    Locked: the audit's own threads (``beside``) may ask for it at the same time."""
     global _pool
-    if _pool is None or _pool._max_workers != workers:
-        if _pool is not None:
-            _pool.shutdown(wait=True)
-        _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="skin_audit")
-    return _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers != workers:
+            if _pool is not None:
+                _pool.shutdown(wait=True)
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="skin_audit")
+        return _pool
 
 
 def warm_up() -> None:
