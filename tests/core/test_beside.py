@@ -41,8 +41,9 @@ def test_beside_gives_the_result_or_the_error_of_its_work(monkeypatch, threads):
 
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_the_rig_checks_end_before_blender_is_called_and_change_nothing(monkeypatch, threads):
-    """A slow rig audit (symmetry, stray weights) on its thread: the spot checker, standing in for
-    Blender, is only called once it has finished; the results equal those of one thread."""
+    """A slow rig audit (symmetry, stray weights) and a slow pose sweep on their threads: the spot
+    checker, standing in for Blender, is only called once both have finished; the results equal
+    those of one thread."""
     monkeypatch.setenv("SKIN_AUDIT_THREADS", "1")
     mesh = nr.skinned_mesh(nr.chain_tube())
     serial = audit_character("Rig", [mesh], AuditOptions(), [None])
@@ -58,10 +59,20 @@ def test_the_rig_checks_end_before_blender_is_called_and_change_nothing(monkeypa
         return out
 
     monkeypatch.setattr(mesh_audit, "audit_rig", slow_rig)
+    swept = threading.Event()
+    real_sweep = mesh_audit.run_sweep
+
+    def slow_sweep(*args, **kwargs):
+        time.sleep(0.3)
+        out = real_sweep(*args, **kwargs)
+        swept.set()
+        return out
+
+    monkeypatch.setattr(mesh_audit, "run_sweep", slow_sweep)
     calls: list[bool] = []
 
     def checker(poses, sample=None):
-        calls.append(done.is_set())
+        calls.append(done.is_set() and swept.is_set())
         return [np.zeros((0, 3)) for _ in poses]
 
     rig, (audit,) = audit_character("Rig", [mesh], AuditOptions(), [checker])

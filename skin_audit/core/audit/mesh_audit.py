@@ -22,7 +22,7 @@ from .armature_modifier import Recomputed, recompute_blender, recompute_blender_
 from .drift_causes import UNEXPLAINED, rest_drift_causes
 from .engine_target import audit_target, engine_offsets, prepare_target, target_positions
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
-from .pose_sweep import SweepPose
+from .pose_sweep import SweepPose, run_sweep
 from .report import MeshAudit
 from .rig_audit import RIG_CODES, MissingModifier, RigAudit, audit_rig
 from .shape_checks import SpotChecker, SpotSample, shape_checks
@@ -212,6 +212,9 @@ def _after(first: Callable[[], object], checker: SpotChecker) -> SpotChecker:
 
 def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChecker | None) -> MeshAudit:
     """The checks that belong to one mesh and its modifier."""
+    # The pose sweep (numpy only, the longest check) runs beside the rest; joined before the
+    # spot checks call Blender back.
+    sweep = beside(lambda: run_sweep(mesh, options.sweep_degrees)) if options.shape_checks else None
     size = mesh.size()
     rec = recompute_blender(mesh)
     deform_sum, influences = rec.contrib, rec.influences
@@ -322,7 +325,8 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
 
     # 4. Extreme poses (symmetry and stray weights are judged over the character: rig_audit).
     if options.shape_checks:
-        shape = shape_checks(mesh, options, spot_checker, skip)
+        assert sweep is not None
+        shape = shape_checks(mesh, options, spot_checker, skip, sweep())
         findings += shape.findings
         metrics.update(shape.metrics)
         measures.update(shape.measures)

@@ -221,15 +221,16 @@ def spot_check_sample(vertex_count: int, include: Sequence[int]) -> SpotSample |
 
 
 def shape_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChecker | None = None,
-                 skip: NDArray[np.bool_] | None = None) -> ShapeResult:
+                 skip: NDArray[np.bool_] | None = None, sweep: SweepResult | None = None) -> ShapeResult:
     """Pose sweep (with Blender spot checks) for one mesh; symmetry and stray weights are judged
     over the whole character (rig_audit.py).
 
     ``skip`` marks vertices whose deformation the recomputation does not
-    reproduce (B-Bones, envelopes...); spot checks leave them out.
+    reproduce (B-Bones, envelopes...); spot checks leave them out.  ``sweep``: the
+    mesh's ``run_sweep`` at ``options.sweep_degrees`` when the caller has run it.
     """
     out = ShapeResult()
-    sweep = run_sweep(mesh, options.sweep_degrees)
+    sweep = run_sweep(mesh, options.sweep_degrees) if sweep is None else sweep
     _sweep_findings(mesh, sweep, options, out)
     if spot_checker is not None:
         keep = np.ones(mesh.vertex_count, dtype=bool) if skip is None else ~skip
