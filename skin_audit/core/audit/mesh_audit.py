@@ -17,12 +17,12 @@ from ..engines.divergence import divergence as engine_divergence
 from ..engines.divergence import divergence_by_pose, divergence_finding
 from ..findings import Finding, Severity
 from ..maths.affine import distances
-from ..maths.parallel import beside
+from ..maths.parallel import Beside, beside
 from .armature_modifier import Recomputed, recompute_blender, recompute_blender_many
 from .drift_causes import UNEXPLAINED, rest_drift_causes
 from .engine_target import audit_target, engine_offsets, prepare_target, target_positions
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
-from .pose_sweep import SweepPose, run_sweep
+from .pose_sweep import SweepPose, SweepResult, run_sweep
 from .report import MeshAudit
 from .rig_audit import RIG_CODES, MissingModifier, RigAudit, audit_rig
 from .shape_checks import SpotChecker, SpotSample, shape_checks
@@ -190,10 +190,13 @@ def audit_character(armature: str, meshes: Sequence[SkinnedMesh], options: Audit
     # they are finished before Blender is first called back (spot checks), so no thread of ours
     # runs while Blender evaluates.
     rig_audit = beside(lambda: audit_rig(armature, meshes, options, missing))
-    checkers = [None if c is None else _after(rig_audit, c)
-                for c in (spot_checkers if spot_checkers is not None else [None] * len(meshes))]
-    audits = [_audit_one_mesh(m, options, c) for m, c in zip(meshes, checkers, strict=True)]
-    rig, parts = rig_audit()
+    try:
+        checkers = [None if c is None else _after(rig_audit, c)
+                    for c in (spot_checkers if spot_checkers is not None else [None] * len(meshes))]
+        audits = [_audit_one_mesh(m, options, c) for m, c in zip(meshes, checkers, strict=True)]
+        rig, parts = rig_audit()
+    finally:
+        rig_audit.wait()  # on an error too: the caller may call Blender next
     return rig, tuple(
         replace(a, findings=a.findings + tuple(p.findings), metrics={**a.metrics, **p.metrics},
                 measures={**a.measures, **p.measures})
@@ -215,6 +218,16 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
     # The pose sweep (numpy only, the longest check) runs beside the rest; joined before the
     # spot checks call Blender back.
     sweep = beside(lambda: run_sweep(mesh, options.sweep_degrees)) if options.shape_checks else None
+    try:
+        return _mesh_checks(mesh, options, spot_checker, sweep)
+    finally:
+        if sweep is not None:
+            sweep.wait()  # on an error too: the caller may call Blender next
+
+
+def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChecker | None,
+                 sweep: Beside[SweepResult] | None) -> MeshAudit:
+    """``_audit_one_mesh`` with its sweep started."""
     size = mesh.size()
     rec = recompute_blender(mesh)
     deform_sum, influences = rec.contrib, rec.influences

@@ -13,7 +13,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -80,33 +80,50 @@ def warm_up() -> None:
     run_all([allocate] * thread_count())
 
 
-def beside(work: Callable[[], T]) -> Callable[[], T]:
-    """Start ``work`` on a thread of its own and return a function that waits for its result
-    (re-raising its exception).  With one thread allowed, ``work`` runs when the result is asked.
+class Beside(Generic[T]):
+    """``work`` started on a thread of its own; calling this waits for its result (re-raising its
+    exception) and gives the same result at every call.  With one thread allowed, ``work`` runs
+    at the first call, on the caller's thread.
 
     For coarse, independent numpy work running while the caller does other work: numpy releases
     the GIL in its kernels, so two such pipelines share the cores.  ``work`` must not touch bpy
-    (Blender's API belongs to the main thread) and must not wait on tasks it did not start.
+    (Blender's API belongs to the main thread) and must not wait on tasks it did not start; and
+    the caller must ``wait`` (or call) before calling Blender itself, on every path, errors
+    included: a thread of ours running while Blender evaluates has crashed it.
     """
-    if thread_count() == 1:
-        return work
-    box: list[T] = []
-    failed: list[BaseException] = []
 
-    def run() -> None:
+    def __init__(self, work: Callable[[], T]) -> None:
+        self._work: Callable[[], T] | None = work
+        self._box: list[T] = []
+        self._failed: list[BaseException] = []
+        self._thread: threading.Thread | None = None
+        if thread_count() > 1:
+            # A daemon: should a caller fail to wait, the interpreter can still exit.
+            self._thread = threading.Thread(target=self._run, name="skin_audit-beside", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        work, self._work = self._work, None
+        assert work is not None
         try:
-            box.append(work())
+            self._box.append(work())
         except BaseException as error:  # handed to the caller, who decides
-            failed.append(error)
+            self._failed.append(error)
 
-    # A daemon: an interrupted caller (Ctrl-C) does not wait for it to finish.
-    thread = threading.Thread(target=run, name="skin_audit-beside", daemon=True)
-    thread.start()
+    def wait(self) -> None:
+        """Return once the work is no longer running (whatever its outcome, which is kept)."""
+        if self._thread is not None:
+            self._thread.join()
 
-    def result() -> T:
-        thread.join()
-        if failed:
-            raise failed[0]
-        return box[0]
+    def __call__(self) -> T:
+        if self._thread is None and self._work is not None:
+            self._run()
+        self.wait()
+        if self._failed:
+            raise self._failed[0]
+        return self._box[0]
 
-    return result
+
+def beside(work: Callable[[], T]) -> Beside[T]:
+    """``Beside(work)``: ``work`` started on a thread of its own."""
+    return Beside(work)
