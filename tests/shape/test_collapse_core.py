@@ -286,7 +286,7 @@ def test_pairs_plane_and_mirror_frames_of_a_turned_rig():
 def bfs_labels(vertex_count: int, edges: np.ndarray) -> np.ndarray:
     """Connected pieces by breadth-first search, labelled by their smallest vertex."""
     neighbours: list[list[int]] = [[] for _ in range(vertex_count)]
-    for a, b in edges:
+    for a, b in edges.tolist():
         neighbours[a].append(b)
         neighbours[b].append(a)
     label = np.full(vertex_count, -1, dtype=np.intp)

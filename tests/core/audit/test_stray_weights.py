@@ -26,6 +26,7 @@ from skin_audit.core.audit.stray_weights import (
     segment_distance,
 )
 from skin_audit.core.maths.mesh_graph import component_labels
+from tests.shape.test_collapse_core import bfs_labels
 
 
 def grid(rows: int, cols: int, origin: np.ndarray, seam: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -183,24 +184,6 @@ def test_find_stray_weights_without_vertices_or_edges():
     points, weights, group_bones, heads, tails, _, size = random_rig(5, False)
     rig = (points, weights, group_bones, heads, tails, np.zeros((0, 2), np.intp), size)  # a point cloud
     assert as_dict(find_stray_weights(*rig)) == reference(*rig)
-
-
-def bfs_labels(v: int, edges: np.ndarray) -> np.ndarray:
-    neighbours: list[list[int]] = [[] for _ in range(v)]
-    for a, b in edges.tolist():
-        neighbours[a].append(b)
-        neighbours[b].append(a)
-    label = np.full(v, -1, dtype=np.intp)
-    for s in range(v):
-        if label[s] < 0:
-            label[s] = s
-            queue = deque([s])
-            while queue:
-                for u in neighbours[queue.popleft()]:
-                    if label[u] < 0:
-                        label[u] = s
-                        queue.append(u)
-    return label
 
 
 @pytest.mark.parametrize("seed", range(20))
