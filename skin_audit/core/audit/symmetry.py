@@ -292,9 +292,9 @@ def mirror_weights(points: F64, weights: NDArray[np.float32], mirror_group: NDAr
         theirs = np.take(weights, partner[mine_v], axis=1)[rows]
         theirs[missing] = 0.0  # a missing mirror group weighs 0
         d = np.abs(np.subtract(mine, theirs, dtype=np.float64))
-        d[np.isnan(d)] = 0.0  # a NaN weight is no difference here (the weight checks report it)
         # The first group reaching each column's largest difference, row by row (an argmax down
-        # the short axis reads the array across its rows: several times slower).
+        # the short axis reads the array across its rows: several times slower).  A NaN is never
+        # larger: a NaN weight is no difference here (the weight checks report it).
         largest = np.zeros(len(mine_v))
         top = np.full(len(mine_v), -1, dtype=np.intp)
         for g, row in enumerate(d):
