@@ -148,31 +148,32 @@ def _worst_poses(sweep: SweepResult, count: int) -> tuple[list[int], list[int]]:
     """Up to ``count`` sweep poses of distinct bones, and the vertex each is chosen by: walking the
     vertices from the smallest value up (ties by index), each new bone's worst pose there."""
     values = sweep.smallest
-    candidates: NDArray[np.intp] | None = None
     if len(values) > _FIRST_CANDIDATES:
         # Every vertex at or below the candidates' largest value (ties included: there may be many
         # more), in the same order the whole sort gives them; sorting a million values took a
         # tenth of a second.
         bound = np.partition(values, _FIRST_CANDIDATES - 1)[_FIRST_CANDIDATES - 1]
         below = np.flatnonzero(values <= bound)
-        candidates = below[np.argsort(values[below], kind="stable")]
-    for order in ((candidates,) if candidates is not None else ()) + (None,):
-        if order is None:
-            order = np.argsort(values, kind="stable")
-        chosen: list[int] = []
-        vertices: list[int] = []
-        bones_seen: set[int] = set()
-        for v in order.tolist():
-            k = int(sweep.worst_pose[v])
-            if k >= 0 and sweep.poses[k].bone not in bones_seen:
-                chosen.append(k)
-                vertices.append(v)
-                bones_seen.add(sweep.poses[k].bone)
-            if len(chosen) == count:
-                return chosen, vertices
-        if order is not candidates or len(order) == len(values):
-            return chosen, vertices  # every vertex was walked
-    return [], []
+        chosen, vertices = _walk_poses(sweep, below[np.argsort(values[below], kind="stable")], count)
+        if len(chosen) == count or len(below) == len(values):
+            return chosen, vertices
+    return _walk_poses(sweep, np.argsort(values, kind="stable"), count)
+
+
+def _walk_poses(sweep: SweepResult, order: NDArray[np.intp], count: int) -> tuple[list[int], list[int]]:
+    """``_worst_poses`` over the vertices ``order``, in that order."""
+    chosen: list[int] = []
+    vertices: list[int] = []
+    bones_seen: set[int] = set()
+    for v in order.tolist():
+        k = int(sweep.worst_pose[v])
+        if k >= 0 and sweep.poses[k].bone not in bones_seen:
+            chosen.append(k)
+            vertices.append(v)
+            bones_seen.add(sweep.poses[k].bone)
+        if len(chosen) == count:
+            break
+    return chosen, vertices
 
 
 def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, checker: SpotChecker,
