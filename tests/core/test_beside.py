@@ -14,7 +14,7 @@ import pytest
 from skin_audit.core.audit import mesh_audit
 from skin_audit.core.audit.mesh_audit import audit_character
 from skin_audit.core.audit.options import AuditOptions
-from skin_audit.core.maths.parallel import beside
+from skin_audit.core.maths.parallel import Beside
 from tests.factories import numpy_rigs as nr
 
 
@@ -28,7 +28,7 @@ def test_beside_gives_the_result_or_the_error_of_its_work(monkeypatch, threads):
         ran_on.append(threading.get_ident())
         return 42
 
-    result = beside(work)
+    result = Beside(work)
     assert result() == 42 and result() == 42 and len(ran_on) == 1  # run once, its result kept
     assert (ran_on[0] != caller) == (threads == "2")  # one thread allowed: run when asked, here
 
@@ -36,7 +36,7 @@ def test_beside_gives_the_result_or_the_error_of_its_work(monkeypatch, threads):
         raise ValueError("bad rig")
 
     with pytest.raises(ValueError, match="bad rig"):
-        beside(broken)()
+        Beside(broken)()
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])

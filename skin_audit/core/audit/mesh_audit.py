@@ -17,7 +17,7 @@ from ..engines.divergence import divergence as engine_divergence
 from ..engines.divergence import divergence_by_pose, divergence_finding
 from ..findings import Finding, Severity
 from ..maths.affine import distances
-from ..maths.parallel import Beside, beside
+from ..maths.parallel import Beside
 from .armature_modifier import Recomputed, recompute_blender, recompute_blender_many
 from .drift_causes import UNEXPLAINED, rest_drift_causes
 from .engine_target import audit_target, engine_offsets, prepare_target, target_positions
@@ -189,7 +189,7 @@ def audit_character(armature: str, meshes: Sequence[SkinnedMesh], options: Audit
     # The rig's checks (symmetry, stray weights: numpy only) run beside the meshes' own numpy work;
     # they are finished before Blender is first called back (spot checks), so no thread of ours
     # runs while Blender evaluates.
-    rig_audit = beside(lambda: audit_rig(armature, meshes, options, missing))
+    rig_audit = Beside(lambda: audit_rig(armature, meshes, options, missing))
     try:
         checkers = [None if c is None else _after(rig_audit, c)
                     for c in (spot_checkers if spot_checkers is not None else [None] * len(meshes))]
@@ -217,7 +217,7 @@ def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: Spot
     """The checks that belong to one mesh and its modifier."""
     # The pose sweep (numpy only, the longest check) runs beside the rest; joined before the
     # spot checks call Blender back.
-    sweep = beside(lambda: run_sweep(mesh, options.sweep_degrees)) if options.shape_checks else None
+    sweep = Beside(lambda: run_sweep(mesh, options.sweep_degrees)) if options.shape_checks else None
     try:
         return _mesh_checks(mesh, options, spot_checker, sweep)
     finally:

@@ -60,7 +60,7 @@ def run_all(tasks: Sequence[Callable[[], None]]) -> None:
 def _pool_of(workers: int) -> ThreadPoolExecutor:
     """The pool with ``workers`` threads (a pool of another size is shut down: no stray threads).
 
-    Locked: the audit's own threads (``beside``) may ask for it at the same time."""
+    Locked: the audit's own threads (``Beside``) may ask for it at the same time."""
     global _pool
     with _pool_lock:
         if _pool is None or _pool._max_workers != workers:
@@ -122,8 +122,3 @@ class Beside(Generic[T]):
         if self._failed:
             raise self._failed[0]
         return self._box[0]
-
-
-def beside(work: Callable[[], T]) -> Beside[T]:
-    """``Beside(work)``: ``work`` started on a thread of its own."""
-    return Beside(work)
