@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Coarse work on a thread beside the caller (``parallel.beside``) and the audit's use of it: the
+"""Coarse work on a thread beside the caller (``parallel.Beside``) and the audit's use of it: the
 rig's checks run beside the meshes' own, are finished before Blender is first called back, and
 change no result (no bpy)."""
 
