@@ -153,14 +153,13 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     shared = _Shared(mesh)
     forest = _InheritForest(mesh, nonzero)
     ends = _BBoneEnds(mesh)
-    for bone, pose_ids in by_bone.items():
-        lin = pose_channel(mesh, poses[pose_ids[0]])[:, :3, :3]
-        is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
-        is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
-        bent = ends.bent(is_r)
-        if not (is_i | is_r).all() or bent:
-            channels = _bone_channels(mesh, [poses[k] for k in pose_ids])
-            per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, channels, r, bent, shared)
+    plans = [_plan_bone(mesh, poses, bone, pose_ids, ends) for bone, pose_ids in by_bone.items()]
+    ahead = _NumericAhead(mesh, poses, [p for p in plans if p.numeric])
+    for plan in plans:
+        bone, pose_ids, is_r = plan.bone, plan.pose_ids, plan.turned
+        if plan.numeric:
+            per_bone[bone] = _numeric_bone(mesh, poses, pose_ids, ahead.take(bone), r, plan.bent, shared,
+                                           is_r, forest)
             continue
         if np.array_equal(is_r, forest.turns(bone)):
             index = forest.vertices(bone)  # those blending bones this turn moves and bones it does not
@@ -196,6 +195,106 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
         per_bone[bone] = bone_worst
     return SweepResult(tuple(poses), r.smallest, r.det, r.worst, r.det_pose, r.dqs_smallest, r.moderate_smallest,
                        r.moderate_det, r.moderate_pose, r.moderate_det_pose, per_bone)
+
+
+@dataclass(frozen=True)
+class _BonePlan:
+    """How the sweep evaluates one bone's poses: in closed form (``turned``: the bones its poses
+    turn) or numerically (``bent``: the B-Bones they bend)."""
+
+    bone: int
+    pose_ids: list[int]
+    numeric: bool
+    turned: NDArray[np.bool_]
+    bent: set[int]
+
+
+def _plan_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], bone: int, pose_ids: list[int],
+               ends: _BBoneEnds) -> _BonePlan:
+    """Classify one bone's poses by the linear parts of its first pose (see ``run_sweep``)."""
+    lin = pose_channel(mesh, poses[pose_ids[0]])[:, :3, :3]
+    is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
+    is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
+    bent = ends.bent(is_r)
+    return _BonePlan(bone, pose_ids, bool(not (is_i | is_r).all() or bent), is_r, bent)
+
+
+def _measured_poses(poses: Sequence[SweepPose], pose_ids: list[int]) -> list[int]:
+    """Positions in ``pose_ids`` a numeric bone measures: +180 and -180 about one axis are one
+    rotation, so the first (as sorted) is measured and named."""
+    measured: list[int] = []
+    seen: set[tuple[str, float, bool]] = set()
+    for p, k in enumerate(pose_ids):
+        same = (poses[k].axis, (poses[k].degrees + 180.0) % 360.0, is_moderate(poses[k]))
+        if same not in seen:
+            seen.add(same)
+            measured.append(p)
+    return measured
+
+
+@dataclass(frozen=True)
+class _NumericPoses:
+    """A numeric bone's channel matrices at each of its poses, the poses it measures (positions in
+    its ``pose_ids``), and each bent B-Bone's joint deform matrices at those, (M, S + 1, 9)."""
+
+    channels: F64  # (P, J, 4, 4)
+    measured: list[int]
+    deform: dict[int, F64]
+
+
+#: Channel numbers (poses x bones x 16) the sweep computes ahead for numeric bones at most.
+_AHEAD_NUMBERS = 2**22
+
+
+class _NumericAhead:
+    """The numeric bones' ``_NumericPoses``, computed a few bones ahead of the sweep: the B-Bone
+    curves of all of them in one pass (a pass is mostly numpy's per-call cost on tiny arrays,
+    whatever the number of rows), bounded by ``_AHEAD_NUMBERS`` of channel matrices held."""
+
+    def __init__(self, mesh: SkinnedMesh, poses: Sequence[SweepPose], plans: list[_BonePlan]) -> None:
+        self.mesh, self.poses = mesh, poses
+        self.queue = list(plans)
+        self.ready: dict[int, _NumericPoses] = {}
+
+    def take(self, bone: int) -> _NumericPoses:
+        if bone not in self.ready:
+            self._compute_ahead()
+        return self.ready.pop(bone)
+
+    def _compute_ahead(self) -> None:
+        mesh, poses = self.mesh, self.poses
+        joints = len(mesh.bones.names)
+        chunk: list[_BonePlan] = []
+        held = 0
+        while self.queue and (not chunk or held + len(self.queue[0].pose_ids) * joints * 16 <= _AHEAD_NUMBERS):
+            chunk.append(self.queue.pop(0))
+            held += len(chunk[-1].pose_ids) * joints * 16
+        channels = [_bone_channels(mesh, [poses[k] for k in plan.pose_ids]) for plan in chunk]
+        measured = [_measured_poses(poses, plan.pose_ids) for plan in chunk]
+        # Every bent B-Bone's measured poses across the chunk: one request per B-Bone.
+        offsets = np.cumsum([0] + [len(m) for m in measured])
+        stacked = np.concatenate([c[m] for c, m in zip(channels, measured, strict=True)])
+        asked: dict[int, list[tuple[int, NDArray[np.intp]]]] = {}  # B-Bone -> (plan, rows of stacked)
+        for i, plan in enumerate(chunk):
+            for j in sorted(plan.bent):
+                asked.setdefault(j, []).append((i, offsets[i] + np.arange(len(measured[i]))))
+        bbones = mesh.bones.bbones
+        records = [(j, rb) for j in asked if (rb := bbones[j]) is not None]
+        assert len(records) == len(asked)
+        rows = [np.concatenate([at for _, at in asked[j]]) for j, _ in records]
+        curves = rig_pose_segments_multi([(rb, j, at) for (j, rb), at in zip(records, rows, strict=True)],
+                                         stacked, mesh.bones.rest)
+        deforms = bbone_deform_matrices_multi([rb.spline.rest for _, rb in records],
+                                              [stacked[at, j] for (j, _), at in zip(records, rows, strict=True)],
+                                              [rb.rest_segments for _, rb in records], curves)
+        deform: list[dict[int, F64]] = [{} for _ in chunk]
+        for (j, _), d in zip(records, deforms, strict=True):
+            start = 0
+            for i, at in asked[j]:
+                deform[i][j] = d[start:start + len(at), :, :3, :3].reshape(len(at), -1, 9)
+                start += len(at)
+        for i, plan in enumerate(chunk):
+            self.ready[plan.bone] = _NumericPoses(channels[i], measured[i], deform[i])
 
 
 def _blending_turned(turned: NDArray[np.bool_], nonzero: NDArray[np.bool_]) -> NDArray[np.intp]:
@@ -434,8 +533,9 @@ def _row_classes(key: F64) -> NDArray[np.intp]:
 _GEMM_SIZE = 262144
 
 
-def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], channels: F64,
-                  r: _SweepArrays, bent: AbstractSet[int], shared: _Shared) -> float:
+def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], ahead: _NumericPoses,
+                  r: _SweepArrays, bent: AbstractSet[int], shared: _Shared, turned: NDArray[np.bool_],
+                  forest: _InheritForest) -> float:
     """One bone's poses evaluated numerically (blended 3x3, smallest singular value); returns the
     bone's worst value.
 
@@ -447,37 +547,16 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
     """
     flat = mesh.flat_columns
     v = mesh.vertex_count
-    lin = channels[:, :, :3, :3]
-    used = np.unique(flat.bones)
-    key = np.round(lin[:, used].transpose(1, 0, 2, 3).reshape(len(used), -1), 9)
-    cls = _row_classes(key)
-    classes = int(cls.max()) + 1
-    class_of = np.full(len(lin[0]), -1, dtype=np.intp)
-    class_of[used] = cls
-    representative = np.empty(classes, dtype=np.intp)
-    representative[cls] = used
-    entry_class = class_of[shared.entry_bone]
-    # A vertex blends two classes when one of its weights' class differs from any one of them
-    # (here the last written).
-    some_class = np.empty(v, dtype=np.intp)
-    some_class[flat.vertex] = entry_class
-    changing = np.zeros(v, dtype=bool)
-    changing[flat.vertex[entry_class != some_class[flat.vertex]]] = True
-    is_bent = np.zeros(len(class_of), dtype=bool)
-    is_bent[list(bent)] = True
-    on_bent = is_bent[shared.entry_bone]
-    changing[flat.vertex[on_bent]] = True
-    index = np.flatnonzero(changing)
+    lin = ahead.channels[:, :, :3, :3]
+    class_of, used, representative = _bone_classes(lin, flat.bones)
+    classes = len(representative)
+    index, per_class = _numeric_rows(mesh, poses[pose_ids[0]].bone, class_of, used, turned, forest, bent, shared)
     if index.size == 0:
         return 1.0
     n = index.size
     remap = np.full(v, -1, dtype=np.intp)
     remap[index] = np.arange(n)
-    plain = changing[flat.vertex] & ~on_bent
-    per_class = np.bincount(remap[flat.vertex[plain]] * classes + entry_class[plain], flat.weight[plain],
-                            minlength=n * classes).reshape(n, classes)
     contrib = flat.contrib[index]
-    bbones = mesh.bones.bbones
     bent_columns = []
     for j in sorted(bent):
         idx, w, seg, blend = shared.bbone_column(j)
@@ -486,23 +565,7 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
                              np.repeat(w[:, None] * blend[:, None], 9, axis=1), seg, seg + 1))
     moved = contrib > tolerances.BLENDER_MIN_CONTRIB
     scale = np.repeat((1.0 / np.where(moved, contrib, 1.0))[:, None], 9, axis=1)
-    # +180 and -180 about one axis are one rotation: the first (as sorted) is measured and named.
-    measured: list[int] = []  # positions in pose_ids
-    seen: set[tuple[str, float, bool]] = set()
-    for p, k in enumerate(pose_ids):
-        same = (poses[k].axis, (poses[k].degrees + 180.0) % 360.0, is_moderate(poses[k]))
-        if same not in seen:
-            seen.add(same)
-            measured.append(p)
-    # Each bent B-Bone's joints at every measured pose, the curves computed together.
-    records = [(j, rb) for j, *_ in bent_columns if (rb := bbones[j]) is not None]
-    assert len(records) == len(bent_columns)
-    at = np.array(measured, dtype=np.intp)
-    joints = rig_pose_segments_multi([(rb, j, at) for j, rb in records], channels, mesh.bones.rest)
-    deforms = bbone_deform_matrices_multi([rb.spline.rest for _, rb in records],
-                                          [channels[measured, j] for j, _ in records],
-                                          [rb.rest_segments for _, rb in records], joints)
-    deform = {j: d[:, :, :3, :3].reshape(len(measured), -1, 9) for (j, _), d in zip(records, deforms, strict=True)}
+    measured, deform = ahead.measured, ahead.deform
     still = ~moved
     gemm_rows = max(1, _GEMM_SIZE // (9 * classes))
     bone_worst = 1.0
@@ -542,6 +605,89 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
             r.update(index, k, sv, dv, is_moderate(poses[k]))
             bone_worst = min(bone_worst, float(sv.min()))
     return bone_worst
+
+
+def _bone_classes(lin: F64, weighted: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+    """Bones whose linear parts ``lin`` (P, J, 3, 3) agree at every pose form a class: each bone's
+    class (-1 for bones without weights), the weighted bones (sorted), and one bone per class."""
+    used = np.unique(weighted)
+    key = np.round(lin[:, used].transpose(1, 0, 2, 3).reshape(len(used), -1), 9)
+    cls = _row_classes(key)
+    class_of = np.full(len(lin[0]), -1, dtype=np.intp)
+    class_of[used] = cls
+    representative = np.empty(int(cls.max()) + 1 if cls.size else 0, dtype=np.intp)
+    representative[cls] = used
+    return class_of, used, representative
+
+
+def _numeric_rows(mesh: SkinnedMesh, swept: int, class_of: NDArray[np.intp], used: NDArray[np.intp],
+                  turned: NDArray[np.bool_], forest: _InheritForest, bent: AbstractSet[int],
+                  shared: _Shared) -> tuple[NDArray[np.intp], F64]:
+    """The vertices a numeric bone measures (blending two classes, or on a bent B-Bone) and each
+    one's weight per class, bent B-Bones' weights left out: ``_two_class_rows`` when it applies,
+    else ``_class_rows``."""
+    rows = _two_class_rows(mesh, swept, class_of, used, turned, forest, bent, shared)
+    if rows is not None:
+        return rows
+    is_bent = np.zeros(len(class_of), dtype=bool)
+    is_bent[list(bent)] = True
+    return _class_rows(mesh, class_of, int(class_of.max()) + 1, is_bent, shared)
+
+
+def _class_rows(mesh: SkinnedMesh, class_of: NDArray[np.intp], classes: int, is_bent: NDArray[np.bool_],
+                shared: _Shared) -> tuple[NDArray[np.intp], F64]:
+    """The vertices a numeric bone measures (blending two classes, or on a bent B-Bone) and their
+    weight per class (bent B-Bones' weights left out), from a scan of every weight."""
+    flat = mesh.flat_columns
+    v = mesh.vertex_count
+    entry_class = class_of[shared.entry_bone]
+    # A vertex blends two classes when one of its weights' class differs from any one of them
+    # (here the last written).
+    some_class = np.empty(v, dtype=np.intp)
+    some_class[flat.vertex] = entry_class
+    changing = np.zeros(v, dtype=bool)
+    changing[flat.vertex[entry_class != some_class[flat.vertex]]] = True
+    on_bent = is_bent[shared.entry_bone]
+    changing[flat.vertex[on_bent]] = True
+    index = np.flatnonzero(changing)
+    remap = np.full(v, -1, dtype=np.intp)
+    remap[index] = np.arange(index.size)
+    plain = changing[flat.vertex] & ~on_bent
+    per_class = np.bincount(remap[flat.vertex[plain]] * classes + entry_class[plain], flat.weight[plain],
+                            minlength=index.size * classes).reshape(index.size, classes)
+    return index, per_class.astype(np.float64, copy=False)
+
+
+def _two_class_rows(mesh: SkinnedMesh, swept: int, class_of: NDArray[np.intp], used: NDArray[np.intp],
+                    turned: NDArray[np.bool_], forest: _InheritForest, bent: AbstractSet[int],
+                    shared: _Shared) -> tuple[NDArray[np.intp], F64] | None:
+    """``_class_rows`` without a scan of every weight, when the two classes are the bones a turn
+    of the swept bone turns and the others (the inherit forest lists the vertices blending
+    both); None otherwise.
+
+    The weight per class is summed slot by slot from the influence table, whose slots are in
+    group order: the same additions in the same order as ``_class_rows``'s ``bincount``.
+    """
+    moved = turned[used]
+    if not (int(class_of.max()) == 1 and moved.any() and not moved.all() and np.array_equal(turned, forest.turns(swept))
+            and np.array_equal(class_of[used] == class_of[used[moved][0]], moved)):
+        return None
+    index = forest.vertices(swept)
+    for j in sorted(bent):
+        index = np.union1d(index, shared.bbone_column(j)[0])
+    table = mesh.influence_table
+    bones, weights = table.bones[index], table.weights[index]
+    not_bent = np.ones(len(class_of), dtype=bool)
+    not_bent[list(bent)] = False
+    turned_weight = turned & not_bent  # (empty slots weigh 0, whatever their bone)
+    other_weight = ~turned & not_bent
+    first = int(class_of[used[moved][0]])  # the turned bones' class
+    per_class = np.zeros((index.size, 2))
+    for slot in range(bones.shape[1]):
+        b, w = bones[:, slot], weights[:, slot]
+        per_class[:, first] += np.where(turned_weight[b], w, 0.0)
+        per_class[:, 1 - first] += np.where(other_weight[b], w, 0.0)
+    return index, per_class
 
 
 def _measure(linear: F64, shared: _Shared) -> tuple[F64, F64]:

@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A numeric sweep bone's rows found from the inherit forest give the scan's bits (no bpy).
+
+A bone whose poses bend a B-Bone is evaluated numerically over the vertices blending two
+classes of bones (same linear part at every pose) or sitting on the bent B-Bone.  When the
+classes are the bones its turn turns and the others, ``_two_class_rows`` lists those vertices
+from the inherit forest and sums each one's weight per class from the influence table;
+``_class_rows`` scans every weight.  Both must give the same vertices and the same bits, and
+so must the whole sweep with the forest's rows and with the scan alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from skin_audit.core.audit import pose_sweep
+from skin_audit.core.maths import bbone as bb
+from tests.core.audit.test_sweep_threads import _bbone_chain_mesh
+from tests.factories.numpy_rigs import BoneRow, Rig, rest_matrix, skinned_mesh
+
+
+def _fork_mesh(vertices: int = 2500, seed: int = 11):
+    """A B-Bone between the root and one branch, a second branch off the root beside it, and
+    noisy weights over all four bones (vertices blend up to four)."""
+    rows = (BoneRow("Root", (0.0, 0.0, 0.0), (0.0, 1.0, 0.0)),
+            BoneRow("Bend", (0.0, 1.0, 0.0), (0.2, 2.0, 0.1), "Root", 0.3, bbone_segments=5),
+            BoneRow("TipA", (0.2, 2.0, 0.1), (0.4, 2.9, 0.0), "Bend"),
+            BoneRow("TipB", (0.0, 1.0, 0.0), (-0.9, 1.4, 0.0), "Root"))
+    rest = np.array([rest_matrix(r.head, r.tail, r.roll) for r in rows])
+    length = [float(np.linalg.norm(np.subtract(r.tail, r.head))) for r in rows]
+    spline = bb.BBoneSpline(rest=rest[1], length=length[1], segments=5, shape=bb.BBoneShape(ease_in=1.1),
+                            handle_type_start="AUTO", handle_type_end="AUTO",
+                            prev=bb.BBoneHandle(rest=rest[0], pose=rest[0], length=length[0], segments=1),
+                            next=bb.BBoneHandle(rest=rest[2], pose=rest[2], length=length[2], segments=1))
+    rest_seg, pose_seg = bb.bbone_segment_matrices(spline)
+    record = bb.RigBBone(spline, bb.NO_POSE_SHAPE, 0, 2, rest_seg, pose_seg, np.tile(np.eye(4), (3, 1, 1)))
+    rng = np.random.default_rng(seed)
+    co = rng.uniform((-1.0, 0.0, -0.3), (0.5, 3.0, 0.3), size=(vertices, 3))
+    centres = np.array([[0.0, 0.5, 0.0], [0.1, 1.5, 0.0], [0.3, 2.5, 0.0], [-0.5, 1.2, 0.0]])
+    w = np.exp(-np.sum((co[None] - centres[:, None]) ** 2, axis=2) / 0.3)
+    w[rng.random(w.shape) < 0.3] = 0.0  # some vertices blend fewer bones
+    rig = Rig(rows, co, {r.name: w[j] for j, r in enumerate(rows)})
+    mesh = skinned_mesh(rig, blender=None)
+    return dataclasses.replace(mesh, bones=dataclasses.replace(mesh.bones, bbones=(None, record, None, None)))
+
+
+def _numeric_cases(mesh):
+    """Per numeric bone of ``mesh``'s sweep: the arguments both row finders take."""
+    mesh = mesh.for_test_poses()
+    poses = pose_sweep.sweep_poses(mesh, (90.0, 180.0))
+    by_bone: dict[int, list[int]] = {}
+    for k, p in enumerate(poses):
+        by_bone.setdefault(p.bone, []).append(k)
+    forest = pose_sweep._InheritForest(mesh, mesh.influence_table.weights != 0)
+    ends = pose_sweep._BBoneEnds(mesh)
+    shared = pose_sweep._Shared(mesh)
+    for bone, pose_ids in by_bone.items():
+        plan = pose_sweep._plan_bone(mesh, poses, bone, pose_ids, ends)
+        if not plan.numeric:
+            continue
+        channels = pose_sweep._bone_channels(mesh, [poses[k] for k in pose_ids])
+        class_of, used, _ = pose_sweep._bone_classes(channels[:, :, :3, :3], mesh.flat_columns.bones)
+        yield mesh, bone, class_of, used, plan, forest, shared
+
+
+@pytest.mark.parametrize("build", [_bbone_chain_mesh, _fork_mesh])
+def test_forest_rows_are_the_scanned_rows_bit_for_bit(build):
+    compared = 0
+    for mesh, bone, class_of, used, plan, forest, shared in _numeric_cases(build()):
+        fast = pose_sweep._two_class_rows(mesh, bone, class_of, used, plan.turned, forest, plan.bent, shared)
+        is_bent = np.zeros(len(class_of), dtype=bool)
+        is_bent[list(plan.bent)] = True
+        index, per_class = pose_sweep._class_rows(mesh, class_of, int(class_of.max()) + 1, is_bent, shared)
+        assert fast is not None  # (two classes on these rigs: the forest applies)
+        assert np.array_equal(fast[0], index)
+        assert fast[1].dtype == per_class.dtype and np.array_equal(fast[1], per_class)
+        assert index.size > 0
+        compared += 1
+    assert compared >= 2
+
+
+def test_forest_rows_refuse_classes_that_are_not_the_turned_bones():
+    mesh, bone, class_of, used, plan, forest, shared = next(_numeric_cases(_fork_mesh()))
+    wrong = plan.turned.copy()
+    wrong[np.flatnonzero(~wrong)[0]] = True  # a bone the turn does not turn
+    assert pose_sweep._two_class_rows(mesh, bone, class_of, used, wrong, forest, plan.bent, shared) is None
+    three = class_of.copy()
+    three[used[-1]] = 2  # a third class
+    assert pose_sweep._two_class_rows(mesh, bone, three, used, plan.turned, forest, plan.bent, shared) is None
+
+
+@pytest.mark.parametrize("build", [_bbone_chain_mesh, _fork_mesh])
+def test_the_sweep_gives_the_same_bits_with_the_scan_alone(monkeypatch, build):
+    bb._SEGMENT_MEMO.clear()
+    with_forest = pose_sweep.run_sweep(build())
+    monkeypatch.setattr(pose_sweep, "_two_class_rows", lambda *args: None)
+    bb._SEGMENT_MEMO.clear()
+    scanned = pose_sweep.run_sweep(build())
+    for field in dataclasses.fields(pose_sweep.SweepResult):
+        a, b = getattr(with_forest, field.name), getattr(scanned, field.name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), field.name
+    assert with_forest.per_bone == scanned.per_bone
+    assert with_forest.poses == scanned.poses
+    assert with_forest.smallest.min() < 0.95  # the B-Bone bends: vertices squash
+
+
+@pytest.mark.parametrize("build", [_bbone_chain_mesh, _fork_mesh])
+def test_curves_computed_ahead_give_the_same_bits_one_bone_at_a_time(monkeypatch, build):
+    # The numeric bones' B-Bone curves are computed together, a chunk of bones ahead; with a
+    # budget of one bone per chunk each bone's curves are computed alone, as before batching.
+    bb._SEGMENT_MEMO.clear()
+    together = pose_sweep.run_sweep(build())
+    monkeypatch.setattr(pose_sweep, "_AHEAD_NUMBERS", 1)
+    bb._SEGMENT_MEMO.clear()
+    alone = pose_sweep.run_sweep(build())
+    for field in dataclasses.fields(pose_sweep.SweepResult):
+        a, b = getattr(together, field.name), getattr(alone, field.name)
+        if isinstance(a, np.ndarray):
+            assert np.array_equal(a, b), field.name
+    assert together.per_bone == alone.per_bone
+    assert len(list(_numeric_cases(build()))) >= 2  # (several numeric bones: the chunks differ)
