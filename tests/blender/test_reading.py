@@ -111,6 +111,7 @@ def test_sandboxes_leave_the_users_evaluated_geometry_alone(bpy):
     from skin_audit.blender.read.extract import extract
     from skin_audit.blender.read.pose_check import spot_checker
     from skin_audit.blender.read.weights import group_weights
+    from skin_audit.blender.sandbox import sandbox
     from skin_audit.core.audit.pose_sweep import SweepPose
 
     obj, arm = posed_chain(bpy)
@@ -127,9 +128,16 @@ def test_sandboxes_leave_the_users_evaluated_geometry_alone(bpy):
     depsgraph = bpy.context.evaluated_depsgraph_get()
     bpy.app.handlers.depsgraph_update_post.append(report)
     try:
+        def shared() -> None:  # the spot checks' copies made and posed in the extraction's sandbox
+            with sandbox() as box:
+                check = spot_checker(obj, mod, box)
+                extract(obj, mod, depsgraph, box=box)
+                check([SweepPose(1, "x", 90.0, "test")])
+
         for step in (lambda: extract(obj, mod, depsgraph),  # rest and cleared poses on copies
                      lambda: group_weights(obj, "dense"),
-                     lambda: spot_checker(obj, mod)([SweepPose(1, "x", 90.0, "test")])):
+                     lambda: spot_checker(obj, mod)([SweepPose(1, "x", 90.0, "test")]),
+                     shared):
             step()
             bpy.context.evaluated_depsgraph_get()
         assert reevaluated == []
@@ -139,3 +147,40 @@ def test_sandboxes_leave_the_users_evaluated_geometry_alone(bpy):
         assert obj.name in reevaluated or obj.data.name in reevaluated
     finally:
         bpy.app.handlers.depsgraph_update_post.remove(report)
+
+
+def test_spot_checks_made_in_the_extractions_sandbox_match_a_sandbox_of_their_own(bpy):
+    """Given the extraction's sandbox, the spot checks' copies are made there and evaluated with the
+    extraction's (the armature copy owning its data, its constraints off): the same positions as in
+    a sandbox of their own, a sample still cut in a sandbox of its own, the same extraction, and
+    nothing left once the sandbox closes."""
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.blender.read.pose_check import spot_checker
+    from skin_audit.blender.sandbox import sandbox
+    from skin_audit.core.audit.pose_sweep import SweepPose
+    from skin_audit.core.audit.shape_checks import SpotSample
+
+    obj, arm = posed_chain(bpy)
+    limit = arm.pose.bones["Child"].constraints.new("LIMIT_ROTATION")  # the checks switch it off
+    limit.use_limit_x, limit.min_x, limit.max_x, limit.owner_space = True, -0.1, 0.1, "LOCAL"
+    bpy.context.view_layer.update()
+    mod = obj.modifiers["Armature"]
+    poses = [SweepPose(1, "x", 90.0, "test"), SweepPose(0, "z", -45.0, "test")]
+    alone = spot_checker(obj, mod)(poses)
+    reference = extract(obj, mod, bpy.context.evaluated_depsgraph_get())
+    sample = SpotSample(len(obj.data.vertices), 5, (2,))
+    kinds = ("objects", "meshes", "armatures", "scenes", "node_groups")
+    before = {kind: len(getattr(bpy.data, kind)) for kind in kinds}
+    with sandbox() as box:
+        check = spot_checker(obj, mod, box)
+        mesh = extract(obj, mod, bpy.context.evaluated_depsgraph_get(), box=box)
+        shared = check(poses)
+        sampled = check(poses, sample)
+    assert before == {kind: len(getattr(bpy.data, kind)) for kind in kinds}
+    assert np.abs(alone[0] - per_vertex_co(obj.data)).max() > 0.05  # the pose really moves it
+    for own, made_there, part in zip(alone, shared, sampled, strict=True):
+        np.testing.assert_array_equal(made_there, own)
+        np.testing.assert_array_equal(part, own[sample.indices()])
+    np.testing.assert_array_equal(mesh.blender_at_rest, reference.blender_at_rest)
+    np.testing.assert_array_equal(mesh.cleared_channel, reference.cleared_channel)
+    np.testing.assert_array_equal(mesh.rest, reference.rest)

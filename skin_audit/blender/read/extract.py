@@ -7,13 +7,14 @@ modifier stack is evaluated on sandbox copies, never on the user's objects.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 import bpy
 import numpy as np
 
 from ...core.audit.skinned_mesh import ArmatureModifierSettings, Bones, SkinnedMesh
-from ..sandbox import sandbox
+from ..sandbox import Sandbox, sandbox
 from .arrays import bone_hierarchy, flags, matrices, matrix, mesh_positions, pose_matrices
 from .bbones import read_bbones
 from .rig_links import bone_links
@@ -145,48 +146,57 @@ class _Evaluated:
 
 def _evaluate_on_copies(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, needs_input: bool,
                         has_after: bool, hidden: bool, measure_drift: bool,
-                        scratch: np.ndarray | None = None) -> _Evaluated:
+                        scratch: np.ndarray | None = None, box: Sandbox | None = None) -> _Evaluated:
     """Everything that needs another pose or a trimmed stack, evaluated on copies in a sandbox.
 
     ``scratch`` is a float32 buffer the positions are read through (see ``mesh_positions``).
+    ``box``: a sandbox the caller keeps open (its other copies are evaluated with these), else
+    one of its own.
     """
+    with ExitStack() as stack:
+        return _evaluate_in(box if box is not None else stack.enter_context(sandbox()), obj, mod, needs_input,
+                            has_after, hidden, measure_drift, scratch)
+
+
+def _evaluate_in(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, needs_input: bool,
+                 has_after: bool, hidden: bool, measure_drift: bool, scratch: np.ndarray | None) -> _Evaluated:
+    """``_evaluate_on_copies`` in ``box``."""
     arm = mod.object
     position = list(obj.modifiers).index(mod)
     found = _Evaluated()
-    with sandbox() as box:
-        if hidden:
-            # A rig the view layer does not evaluate (hidden, excluded collection): visible copies.
-            arm_shown = box.copy_object(arm)
-            shown = box.copy_object(obj)
-            trim_after(shown, position, arm_shown)
-        if needs_input:
-            # The modifier's input: the stack evaluated up to (not including) it.
-            copy = box.copy_object(obj)
-            trim_after(copy, position - 1, None)
-        if has_after and not hidden:
-            out_copy = box.copy_object(obj)
-            trim_after(out_copy, position, None)
-        if measure_drift:
-            arm_rest = box.copy_object(arm, copy_data=True)
-            arm_rest.data.pose_position = "REST"
-            rest_copy = box.copy_object(obj)
-            trim_after(rest_copy, position, arm_rest)
-            arm_cleared = box.copy_object(arm)
-            clear_pose(arm_cleared)
-        if not box.has_copies:
-            return found
-        dg = box.depsgraph()
-        if needs_input:
-            found.rest = mesh_positions(copy.evaluated_get(dg).data, scratch)
-        if hidden:
-            found.blender = mesh_positions(shown.evaluated_get(dg).data, scratch)
-            found.bones = read_bones(arm_shown.evaluated_get(dg))
-        elif has_after:
-            found.blender = mesh_positions(out_copy.evaluated_get(dg).data, scratch)
-        if measure_drift:
-            found.at_rest = mesh_positions(rest_copy.evaluated_get(dg).data, scratch)
-            names = tuple(b.name for b in arm.data.bones)
-            found.cleared = pose_matrices(arm_cleared.evaluated_get(dg), names, "matrix_channel")
+    if hidden:
+        # A rig the view layer does not evaluate (hidden, excluded collection): visible copies.
+        arm_shown = box.copy_object(arm)
+        shown = box.copy_object(obj)
+        trim_after(shown, position, arm_shown)
+    if needs_input:
+        # The modifier's input: the stack evaluated up to (not including) it.
+        copy = box.copy_object(obj)
+        trim_after(copy, position - 1, None)
+    if has_after and not hidden:
+        out_copy = box.copy_object(obj)
+        trim_after(out_copy, position, None)
+    if measure_drift:
+        arm_rest = box.copy_object(arm, copy_data=True)
+        arm_rest.data.pose_position = "REST"
+        rest_copy = box.copy_object(obj)
+        trim_after(rest_copy, position, arm_rest)
+        arm_cleared = box.copy_object(arm)
+        clear_pose(arm_cleared)
+    if not box.has_copies:
+        return found
+    dg = box.depsgraph()
+    if needs_input:
+        found.rest = mesh_positions(copy.evaluated_get(dg).data, scratch)
+    if hidden:
+        found.blender = mesh_positions(shown.evaluated_get(dg).data, scratch)
+        found.bones = read_bones(arm_shown.evaluated_get(dg))
+    elif has_after:
+        found.blender = mesh_positions(out_copy.evaluated_get(dg).data, scratch)
+    if measure_drift:
+        found.at_rest = mesh_positions(rest_copy.evaluated_get(dg).data, scratch)
+        names = tuple(b.name for b in arm.data.bones)
+        found.cleared = pose_matrices(arm_cleared.evaluated_get(dg), names, "matrix_channel")
     return found
 
 
@@ -220,9 +230,10 @@ def mesh_edges(mesh: bpy.types.Mesh) -> np.ndarray:
 
 def extract(
     obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, depsgraph: bpy.types.Depsgraph,
-    measure_drift: bool = True,
+    measure_drift: bool = True, box: Sandbox | None = None,
 ) -> SkinnedMesh:
-    """Everything the audit needs about ``obj`` deformed by ``mod``."""
+    """Everything the audit needs about ``obj`` deformed by ``mod``; ``box``: a sandbox the
+    caller keeps open for its copies (see ``_evaluate_on_copies``)."""
     require_auditable(obj, mod)
     arm = mod.object
     mods = list(obj.modifiers)
@@ -238,7 +249,7 @@ def extract(
     # One float32 buffer for every positions read: each is widened to float64 once, from it.
     scratch = np.empty(len(obj.data.vertices) * 3, dtype=np.float32)
     found = _evaluate_on_copies(obj, mod, bool(before or active_keys), bool(after), hidden, measure_drift,
-                                scratch)
+                                scratch, box)
 
     base = mesh_positions(obj.data, scratch)
     rest = base if found.rest is None else found.rest

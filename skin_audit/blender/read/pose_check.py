@@ -74,45 +74,69 @@ def _keep_sample(box: Sandbox, sample: SpotSample) -> bpy.types.GeometryNodeTree
     return group
 
 
-def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier) -> SpotChecker:
+def _spot_copies(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureModifier,
+                 own_data: bool) -> tuple[bpy.types.Object, bpy.types.Object, int]:
+    """The armature copy (no animation, drivers or constraints) and the mesh copy it deforms
+    through ``mod`` alone, in ``box``; and the modifier's position in the stack."""
+    arm = box.copy_object(mod.object, copy_data=own_data)
+    arm.animation_data_clear()
+    for pb in arm.pose.bones:
+        for con in pb.constraints:
+            con.mute = True
+    mesh = box.copy_object(obj)
+    position = list(obj.modifiers).index(mod)
+    trim_after(mesh, position, None)
+    # Only this modifier takes the test pose: an Armature modifier before it (even on the
+    # same armature) made the recomputation's input at the user's pose, and must again.
+    mesh.modifiers[position].object = arm
+    return arm, mesh, position
+
+
+def _evaluate_poses(box: Sandbox, arm: bpy.types.Object, mesh: bpy.types.Object, names: list[str],
+                    poses: Sequence[SweepPose], take: np.ndarray | None) -> list[np.ndarray]:
+    """Blender's positions of ``mesh`` at each pose (one bone turned from rest), float32."""
+    out = []
+    for pose in poses:
+        set_rest_channels(arm)
+        pb = arm.pose.bones[names[pose.bone]]
+        pb.rotation_mode = "QUATERNION"
+        pb.rotation_quaternion = _axis_quaternion(pose.axis, pose.degrees)
+        positions = stored_positions(mesh.evaluated_get(box.depsgraph()).data)
+        out.append(positions if take is None else positions[take])
+    return out
+
+
+def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, box: Sandbox | None = None
+                 ) -> SpotChecker:
     """A function evaluating sweep poses of ``obj`` (deformed by ``mod``) in Blender.
 
     It returns per pose Blender's positions of the sampled vertices (all of them without a
     sample) as Blender stores them, float32: the comparison with numpy widens them exactly, so
     no float64 copy of each pose is made here.  A sample is cut by a Geometry Nodes modifier just
     before ``mod`` on the sandbox copy, so Blender deforms those vertices alone.
+
+    With ``box``, a sandbox the caller evaluates next (the extraction's) and keeps open until
+    the checks are done, the copies are made there now: Blender builds and evaluates them with
+    the extraction's copies instead of in a sandbox of its own (about 40 ms of a 706-bone rig).
+    The armature copy then owns its data, so posing it re-evaluates no other copy.  A check with
+    a sample still uses a sandbox of its own (the cut adds a node group).
     """
+    names = [b.name for b in mod.object.data.bones]
+    ready = _spot_copies(box, obj, mod, own_data=True) if box is not None else None
 
     def check(poses: Sequence[SweepPose], sample: SpotSample | None = None) -> list[np.ndarray]:
-        out = []
-        with sandbox() as box:
-            arm = box.copy_object(mod.object)
-            arm.animation_data_clear()
-            for pb in arm.pose.bones:
-                for con in pb.constraints:
-                    con.mute = True
-            mesh = box.copy_object(obj)
-            position = list(obj.modifiers).index(mod)
-            trim_after(mesh, position, None)
-            # Only this modifier takes the test pose: an Armature modifier before it (even on the
-            # same armature) made the recomputation's input at the user's pose, and must again.
-            mesh.modifiers[position].object = arm
+        if ready is not None and box is not None and sample is None:
+            return _evaluate_poses(box, ready[0], ready[1], names, poses, None)
+        with sandbox() as own:
+            arm, mesh, position = _spot_copies(own, obj, mod, own_data=False)
             take: np.ndarray | None = None
             if sample is not None:
                 if sample.vertex_count < EXACT_FLOAT_INDEX:
                     cut = mesh.modifiers.new("__skin_audit_sample", "NODES")
-                    cut.node_group = _keep_sample(box, sample)
+                    cut.node_group = _keep_sample(own, sample)
                     mesh.modifiers.move(len(mesh.modifiers) - 1, position)
                 else:
                     take = sample.indices()
-            names = [b.name for b in mod.object.data.bones]
-            for pose in poses:
-                set_rest_channels(arm)
-                pb = arm.pose.bones[names[pose.bone]]
-                pb.rotation_mode = "QUATERNION"
-                pb.rotation_quaternion = _axis_quaternion(pose.axis, pose.degrees)
-                positions = stored_positions(mesh.evaluated_get(box.depsgraph()).data)
-                out.append(positions if take is None else positions[take])
-        return out
+            return _evaluate_poses(own, arm, mesh, names, poses, take)
 
     return check

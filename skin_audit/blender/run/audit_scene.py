@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextlib import ExitStack
 from dataclasses import replace
 
 import bpy
@@ -12,12 +13,13 @@ from ...core.audit.mesh_audit import audit_character
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import MeshAudit
 from ...core.audit.rig_audit import MissingModifier, RigAudit
-from ...core.audit.shape_checks import SpotChecker
+from ...core.audit.shape_checks import SPOT_CHECK_VERTICES, SpotChecker
 from ...core.audit.skinned_mesh import SkinnedMesh
 from ...core.errors import InputError
 from ..read.extract import extract
 from ..read.pose_check import spot_checker
 from ..read.weights import group_weights
+from ..sandbox import sandbox
 
 
 def armature_modifiers(obj: bpy.types.Object) -> list[bpy.types.ArmatureModifier]:
@@ -130,17 +132,24 @@ def audit_rigs(
     depsgraph = context.evaluated_depsgraph_get()
     pairs = [(o, m) for o in objects for m in armature_modifiers(o)]
     extracted: dict[str, list[tuple[int, SkinnedMesh, SpotChecker]]] = {}
-    for k, (obj, mod) in enumerate(pairs):
-        if progress is not None:
-            progress(k, len(pairs))
-        extracted.setdefault(mod.object.name, []).append((k, extract(obj, mod, depsgraph), spot_checker(obj, mod)))
     missing = missing or {}
     rigs: list[RigAudit] = []
     meshes: list[tuple[int, MeshAudit]] = []
-    for armature in [*extracted, *(a for a in missing if a not in extracted)]:
-        parts = extracted.get(armature, [])
-        rig, audits = audit_character(armature, [m for _, m, _ in parts], options, [c for _, _, c in parts],
-                                      missing.get(armature, ()))
-        rigs.append(rig)
-        meshes += [(k, a) for (k, _, _), a in zip(parts, audits, strict=True)]
+    # A mesh the spot checks compare whole keeps its extraction's sandbox open until its checks
+    # are done: their copies are built and evaluated with the extraction's (every sandbox is
+    # removed on the way out, errors included).
+    with ExitStack() as boxes:
+        for k, (obj, mod) in enumerate(pairs):
+            if progress is not None:
+                progress(k, len(pairs))
+            shared = options.shape_checks and len(obj.data.vertices) <= SPOT_CHECK_VERTICES
+            box = boxes.enter_context(sandbox()) if shared else None
+            checker = spot_checker(obj, mod, box)
+            extracted.setdefault(mod.object.name, []).append((k, extract(obj, mod, depsgraph, box=box), checker))
+        for armature in [*extracted, *(a for a in missing if a not in extracted)]:
+            parts = extracted.get(armature, [])
+            rig, audits = audit_character(armature, [m for _, m, _ in parts], options, [c for _, _, c in parts],
+                                          missing.get(armature, ()))
+            rigs.append(rig)
+            meshes += [(k, a) for (k, _, _), a in zip(parts, audits, strict=True)]
     return tuple(rigs), tuple(a for _, a in sorted(meshes, key=lambda t: t[0]))
