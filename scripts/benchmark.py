@@ -30,7 +30,10 @@ times, median of ``--repeat`` runs with ``time.perf_counter``:
    timed apart (by wrapping ``audit_scene.extract`` during these runs).  Each run
    starts from an evaluated scene, as a rigger's audit does: the re-evaluation the
    previous run left behind (its sandbox datablocks rebuild the scene's depsgraph
-   relations) is timed apart and printed;
+   relations) is timed apart and printed.  Step 1 is also timed again (median of 3)
+   just before each run, and the median of the runs' ratios to it is printed beside
+   the ratio to step 1 (the machine's speed drifts over seconds; paired timings
+   taken moments apart cancel more of it);
 6. the same audit with ``AuditOptions(shape_checks=False)`` (``--no-shape-checks``).
 
 Prints the machine, a table of seconds and ratios to (1) with the issue's
@@ -293,12 +296,10 @@ def _median_time(
     return statistics.median(times), result
 
 
-def blender_evaluation(obj: bpy.types.Object, arm: bpy.types.Object, repeat: int,
-                       bone_name: str | None = None) -> tuple[float, np.ndarray]:
-    """Median seconds of a pose change, ``dg.update()`` and reading the evaluated positions.
-
-    Returns the seconds and Blender's (V, 3) float32 positions at the benchmark pose.
-    """
+def _evaluation(obj: bpy.types.Object, arm: bpy.types.Object, bone_name: str | None
+                ) -> tuple[Callable[[], None], Callable[[], np.ndarray]]:
+    """Step 1's two halves: moving the pose away (and evaluating it), and the timed part (the pose
+    set back, ``dg.update()``, the evaluated positions read)."""
     dg = bpy.context.evaluated_depsgraph_get()
     bone = arm.pose.bones[bone_name] if bone_name else arm.pose.bones[0]
     bone.rotation_mode = "QUATERNION"
@@ -316,8 +317,26 @@ def blender_evaluation(obj: bpy.types.Object, arm: bpy.types.Object, repeat: int
         obj.evaluated_get(dg).data.attributes["position"].data.foreach_get("vector", buf)
         return buf
 
+    return move_away, evaluate
+
+
+def blender_evaluation(obj: bpy.types.Object, arm: bpy.types.Object, repeat: int,
+                       bone_name: str | None = None) -> tuple[float, np.ndarray]:
+    """Median seconds of a pose change, ``dg.update()`` and reading the evaluated positions.
+
+    Returns the seconds and Blender's (V, 3) float32 positions at the benchmark pose.
+    """
+    move_away, evaluate = _evaluation(obj, arm, bone_name)
     seconds, out = _median_time(evaluate, repeat, before=move_away)
     return seconds, out.reshape(-1, 3).copy()
+
+
+def paired_evaluation(obj: bpy.types.Object, arm: bpy.types.Object, bone_name: str | None = None
+                      ) -> Callable[[], float]:
+    """Step 1 again, median of 3, for pairing with each timed audit (the machine's speed drifts
+    over seconds: a ratio of two timings taken moments apart is steadier than one to step 1)."""
+    move_away, evaluate = _evaluation(obj, arm, bone_name)
+    return lambda: float(_median_time(evaluate, 3, before=move_away)[0])
 
 
 def mesh_evaluation(obj: bpy.types.Object, repeat: int) -> float:
@@ -335,15 +354,18 @@ def mesh_evaluation(obj: bpy.types.Object, repeat: int) -> float:
     return seconds
 
 
-def full_audit(obj: bpy.types.Object, repeat: int, options: AuditOptions | None = None
-               ) -> tuple[float, float, float, tuple[Any, ...], float]:
+def full_audit(obj: bpy.types.Object, repeat: int, options: AuditOptions | None = None,
+               pair: Callable[[], float] | None = None
+               ) -> tuple[float, float, float, tuple[Any, ...], float, float]:
     """Medians of the full audit, of the extraction inside it and of the rest; the last audit;
     and the median re-evaluation of the user's scene that each audit left behind.
 
     The extraction is timed by wrapping ``audit_scene.extract`` for these runs only.  Each timed
     audit starts from an evaluated scene, as a rigger's does (the viewport re-evaluates after
     the previous audit): creating and removing the sandbox's datablocks makes Blender rebuild
-    the scene's depsgraph relations once, timed apart before each run.
+    the scene's depsgraph relations once, timed apart before each run.  With ``pair``, Blender's
+    evaluation is timed again just before each run; the last value returned is the median of
+    the runs' ratios to it (nan without ``pair``).
     """
     inner: list[float] = []
 
@@ -354,7 +376,7 @@ def full_audit(obj: bpy.types.Object, repeat: int, options: AuditOptions | None 
         finally:
             inner.append(time.perf_counter() - start)
 
-    totals, extracts, audits, after = [], [], (), []
+    totals, extracts, audits, after, bases = [], [], (), [], []
     audit_scene.extract = timed_extract
     try:
         for run in range(repeat):
@@ -365,6 +387,8 @@ def full_audit(obj: bpy.types.Object, repeat: int, options: AuditOptions | None 
             bpy.context.evaluated_depsgraph_get()
             if run:
                 after.append(time.perf_counter() - start)
+            if pair is not None:
+                bases.append(pair())
             start = time.perf_counter()
             audits = audit_meshes(bpy.context, [obj], options or AuditOptions())
             totals.append(time.perf_counter() - start)
@@ -372,8 +396,9 @@ def full_audit(obj: bpy.types.Object, repeat: int, options: AuditOptions | None 
     finally:
         audit_scene.extract = extract
     checks = [t - e for t, e in zip(totals, extracts, strict=True)]
+    ratios = [t / b for t, b in zip(totals, bases, strict=True)] if bases else [math.nan]
     return (statistics.median(totals), statistics.median(extracts), statistics.median(checks), audits,
-            statistics.median(after) if after else math.nan)
+            statistics.median(after) if after else math.nan, statistics.median(ratios))
 
 
 def numpy_steps(obj: bpy.types.Object, blender_out: np.ndarray, repeat: int
@@ -434,6 +459,11 @@ def _row(label: str, seconds: float | None, base: float, target: float | None = 
     if target is not None:
         line += f"   <= {target:>4g}x  {'PASS' if ratio <= target else 'MISS'}"
     return line
+
+
+def _paired_row(label: str, ratio: float, target: float) -> str:
+    """A row of the median ratio of paired timings (no seconds of its own)."""
+    return f"{label:<52} {'':>9} {ratio:9.1f}x   <= {target:>4g}x  {'PASS' if ratio <= target else 'MISS'}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -507,9 +537,10 @@ def main(argv: list[str] | None = None) -> int:
     # 5. The full audit, with the extraction inside it timed apart; then the same without the
     #    shape checks (extreme-pose sweep, symmetry, stray weights: --no-shape-checks).
     with PeakRss() as peak:
-        t_audit, t_extract, t_checks, audits, t_after = full_audit(obj, args.repeat)
+        t_audit, t_extract, t_checks, audits, t_after, paired = full_audit(
+            obj, args.repeat, pair=paired_evaluation(obj, arm, control))
     audit_peak = peak.peak_gb
-    t_core, _, _, _, _ = full_audit(obj, args.repeat, AuditOptions(shape_checks=False))
+    t_core, _, _, _, _, _ = full_audit(obj, args.repeat, AuditOptions(shape_checks=False))
 
     t_mesh_only = mesh_evaluation(obj, args.repeat)
     base = t_blender
@@ -520,6 +551,7 @@ def main(argv: list[str] | None = None) -> int:
     print(_row("4 numpy recomputation, first pose (tables built)", t_numpy, base, targets["numpy"]))
     print(_row("4b numpy recomputation, another pose (tables kept)", t_numpy_other, base))
     print(_row("5 full audit (audit_meshes)", t_audit, base, targets["audit"]))
+    print(_paired_row("  each run paired with step 1 just before it", paired, targets["audit"]))
     print(_row("  of which extraction (extract)", t_extract, base))
     print(_row("  of which the checks after extraction", t_checks, base))
     print(_row("6 audit, shape_checks=False", t_core, base, targets["audit"]))
