@@ -268,6 +268,33 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
             "Volume; Blender's result depends on weight storage order, so they are not compared",
             rec.order_sensitive))
 
+    # The test poses blended Blender's way, together (the B-Bone curves of every pose in one pass):
+    # the cleared pose (step 2) and the stress poses where the target needs both blends (step 3).
+    target = audit_target(options)
+    per_pose: dict[str, F64] = {}
+    poses = [("current", None)] + [(p.name, p.channel) for p in
+                                   standard_poses(mesh.bones, options.test_pose_degrees)]
+    prepared = prepare_target(mesh, target)  # the exporter and weight rules once, for every pose
+    from_rest = mesh.for_test_poses()  # test poses start from rest, B-Bone pose properties included
+    both: list[tuple[str, F64 | None]] = []
+    for name, channel in poses:
+        # One blend of the weight differences where the target uses Blender's pairs; else both blends.
+        offsets = engine_offsets(mesh, mesh.bones.channel if channel is None else channel, prepared)
+        if offsets is not None:
+            per_pose[name] = offsets
+        else:
+            both.append((name, channel))
+    cleared_rows = np.zeros(0, dtype=np.intp)
+    if mesh.cleared_channel is not None:
+        # Only vertices weighted to a bone whose cleared channel is not exactly the identity can move.
+        table = mesh.influence_table
+        not_identity = np.any(mesh.cleared_channel != np.eye(4), axis=(1, 2))
+        cleared_rows = np.flatnonzero((not_identity[table.bones] & (table.weights != 0)).any(axis=1))
+    cleared_pose = [mesh.cleared_channel] if mesh.cleared_channel is not None and cleared_rows.size else []
+    with_cleared = bool(cleared_pose)
+    blended = recompute_blender_many(from_rest, cleared_pose + [c for _, c in both if c is not None])
+    blends = iter(blended[1:] if with_cleared else blended)
+
     # 2. Bind-pose drift: at rest the mesh must not move; cleared channels must sit at rest.
     drift = np.zeros(mesh.vertex_count)
     drift_tol = options.drift_relative * max(size, 1.0)
@@ -287,14 +314,9 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
         dev = np.abs(mesh.cleared_channel - np.eye(4)).max(axis=(1, 2))
         bones_moved = np.flatnonzero((dev > tolerances.BONE_MOVED) & mesh.bones.use_deform)
         moved_bones = [mesh.bones.names[j] for j in bones_moved]
-        # Only vertices weighted to a bone whose cleared channel is not exactly the identity can move.
-        table = mesh.influence_table
-        not_identity = np.any(mesh.cleared_channel != np.eye(4), axis=(1, 2))
-        rows = np.flatnonzero((not_identity[table.bones] & (table.weights != 0)).any(axis=1))
         pose_drift = np.zeros(mesh.vertex_count)
-        if rows.size:
-            cleared = recompute_blender(mesh.for_test_poses(), mesh.cleared_channel)
-            pose_drift[rows] = distances(cleared.positions[rows], mesh.rest[rows])
+        if with_cleared:
+            pose_drift[cleared_rows] = distances(blended[0].positions[cleared_rows], mesh.rest[cleared_rows])
         pose_drift[skip] = 0.0
         drift = np.maximum(drift, pose_drift)
         moved = pose_drift > drift_tol
@@ -307,23 +329,8 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
     measures["bind_drift"] = drift
     metrics["max_bind_drift"] = float(drift.max(initial=0.0))
 
-    # 3. Engine divergence at the current pose and the standard stress poses, for the chosen target.
-    target = audit_target(options)
-    per_pose: dict[str, F64] = {}
-    poses = [("current", None)] + [(p.name, p.channel) for p in
-                                   standard_poses(mesh.bones, options.test_pose_degrees)]
-    prepared = prepare_target(mesh, target)  # the exporter and weight rules once, for every pose
-    from_rest = mesh.for_test_poses()  # stress poses start from rest, B-Bone pose properties included
-    both: list[tuple[str, F64 | None]] = []
-    for name, channel in poses:
-        # One blend of the weight differences where the target uses Blender's pairs; else both blends.
-        offsets = engine_offsets(mesh, mesh.bones.channel if channel is None else channel, prepared)
-        if offsets is not None:
-            per_pose[name] = offsets
-        else:
-            both.append((name, channel))
-    # The current pose was deformed Blender's way at the start; the others together (B-Bone curves).
-    blends = iter(recompute_blender_many(from_rest, [c for _, c in both if c is not None]))
+    # 3. Engine divergence at the current pose and the standard stress poses, for the chosen target
+    #    (the current pose was deformed Blender's way at the start, the others above).
     for name, channel in both:
         blender_like = rec if channel is None else next(blends)
         at = mesh.bones.channel if channel is None else channel
