@@ -184,3 +184,28 @@ def test_spot_checks_made_in_the_extractions_sandbox_match_a_sandbox_of_their_ow
     np.testing.assert_array_equal(mesh.blender_at_rest, reference.blender_at_rest)
     np.testing.assert_array_equal(mesh.cleared_channel, reference.cleared_channel)
     np.testing.assert_array_equal(mesh.rest, reference.rest)
+
+
+def test_the_sandboxes_kept_open_for_the_spot_checks_are_removed_after_an_error_too(bpy, monkeypatch):
+    """The audit keeps each small mesh's extraction sandbox open until its checks are done; an error
+    in the checks still removes every datablock it made (and so does a finished audit)."""
+    from skin_audit.blender.run import audit_scene
+    from skin_audit.core.audit.options import AuditOptions
+
+    obj, _ = posed_chain(bpy)
+    kinds = ("objects", "meshes", "armatures", "scenes", "node_groups")
+    before = {kind: len(getattr(bpy.data, kind)) for kind in kinds}
+    made: list[int] = []
+
+    def fail(*args, **kwargs):
+        made.append(len(bpy.data.scenes))  # the sandbox is there while the checks run
+        raise ZeroDivisionError("planted")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(audit_scene, "audit_character", fail)
+        with pytest.raises(ZeroDivisionError):
+            audit_scene.audit_meshes(bpy.context, [obj], AuditOptions())
+    assert made == [before["scenes"] + 1]
+    assert before == {kind: len(getattr(bpy.data, kind)) for kind in kinds}
+    audit_scene.audit_meshes(bpy.context, [obj], AuditOptions())
+    assert before == {kind: len(getattr(bpy.data, kind)) for kind in kinds}
