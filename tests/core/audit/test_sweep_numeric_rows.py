@@ -18,8 +18,8 @@ import pytest
 
 from skin_audit.core.audit import pose_sweep
 from skin_audit.core.maths import bbone as bb
-from tests.core.audit.test_sweep_threads import _bbone_chain_mesh
-from tests.factories.numpy_rigs import BoneRow, Rig, rest_matrix, skinned_mesh
+from tests.core.audit.test_sweep_threads import _bbone_chain_mesh, with_middle_bbone
+from tests.factories.numpy_rigs import BoneRow, Rig, skinned_mesh
 
 
 def _fork_mesh(vertices: int = 2500, seed: int = 11):
@@ -29,22 +29,13 @@ def _fork_mesh(vertices: int = 2500, seed: int = 11):
             BoneRow("Bend", (0.0, 1.0, 0.0), (0.2, 2.0, 0.1), "Root", 0.3, bbone_segments=5),
             BoneRow("TipA", (0.2, 2.0, 0.1), (0.4, 2.9, 0.0), "Bend"),
             BoneRow("TipB", (0.0, 1.0, 0.0), (-0.9, 1.4, 0.0), "Root"))
-    rest = np.array([rest_matrix(r.head, r.tail, r.roll) for r in rows])
-    length = [float(np.linalg.norm(np.subtract(r.tail, r.head))) for r in rows]
-    spline = bb.BBoneSpline(rest=rest[1], length=length[1], segments=5, shape=bb.BBoneShape(ease_in=1.1),
-                            handle_type_start="AUTO", handle_type_end="AUTO",
-                            prev=bb.BBoneHandle(rest=rest[0], pose=rest[0], length=length[0], segments=1),
-                            next=bb.BBoneHandle(rest=rest[2], pose=rest[2], length=length[2], segments=1))
-    rest_seg, pose_seg = bb.bbone_segment_matrices(spline)
-    record = bb.RigBBone(spline, bb.NO_POSE_SHAPE, 0, 2, rest_seg, pose_seg, np.tile(np.eye(4), (3, 1, 1)))
     rng = np.random.default_rng(seed)
     co = rng.uniform((-1.0, 0.0, -0.3), (0.5, 3.0, 0.3), size=(vertices, 3))
     centres = np.array([[0.0, 0.5, 0.0], [0.1, 1.5, 0.0], [0.3, 2.5, 0.0], [-0.5, 1.2, 0.0]])
     w = np.exp(-np.sum((co[None] - centres[:, None]) ** 2, axis=2) / 0.3)
     w[rng.random(w.shape) < 0.3] = 0.0  # some vertices blend fewer bones
     rig = Rig(rows, co, {r.name: w[j] for j, r in enumerate(rows)})
-    mesh = skinned_mesh(rig, blender=None)
-    return dataclasses.replace(mesh, bones=dataclasses.replace(mesh.bones, bbones=(None, record, None, None)))
+    return with_middle_bbone(skinned_mesh(rig, blender=None), rows, bb.BBoneShape(ease_in=1.1))
 
 
 def _numeric_cases(mesh):

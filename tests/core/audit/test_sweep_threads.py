@@ -20,18 +20,25 @@ from skin_audit.core.maths import bbone as bb
 from tests.factories.numpy_rigs import BoneRow, Rig, rest_matrix, skinned_mesh
 
 
-def _bbone_chain_mesh(vertices: int = 3000, seed: int = 5):
-    rows = (BoneRow("Root", (0.0, 0.0, 0.0), (0.1, 1.0, 0.0)),
-            BoneRow("Bend", (0.1, 1.0, 0.0), (0.0, 2.2, 0.3), "Root", 0.4, bbone_segments=7),
-            BoneRow("Tip", (0.0, 2.2, 0.3), (0.2, 3.0, 0.1), "Bend"))
+def with_middle_bbone(mesh, rows, shape):
+    """``mesh`` with bone 1 of ``rows`` a B-Bone (its ``bbone_segments``, ``shape``) between bone 0
+    (start handle) and bone 2 (end handle), both AUTO, everything at rest."""
     rest = np.array([rest_matrix(r.head, r.tail, r.roll) for r in rows])
     length = [float(np.linalg.norm(np.subtract(r.tail, r.head))) for r in rows]
-    spline = bb.BBoneSpline(rest=rest[1], length=length[1], segments=7, shape=bb.BBoneShape(ease_in=1.3, ease_out=0.7),
+    spline = bb.BBoneSpline(rest=rest[1], length=length[1], segments=rows[1].bbone_segments, shape=shape,
                             handle_type_start="AUTO", handle_type_end="AUTO",
                             prev=bb.BBoneHandle(rest=rest[0], pose=rest[0], length=length[0], segments=1),
                             next=bb.BBoneHandle(rest=rest[2], pose=rest[2], length=length[2], segments=1))
     rest_seg, pose_seg = bb.bbone_segment_matrices(spline)
     record = bb.RigBBone(spline, bb.NO_POSE_SHAPE, 0, 2, rest_seg, pose_seg, np.tile(np.eye(4), (3, 1, 1)))
+    bbones = tuple(record if j == 1 else None for j in range(len(rows)))
+    return dataclasses.replace(mesh, bones=dataclasses.replace(mesh.bones, bbones=bbones))
+
+
+def _bbone_chain_mesh(vertices: int = 3000, seed: int = 5):
+    rows = (BoneRow("Root", (0.0, 0.0, 0.0), (0.1, 1.0, 0.0)),
+            BoneRow("Bend", (0.1, 1.0, 0.0), (0.0, 2.2, 0.3), "Root", 0.4, bbone_segments=7),
+            BoneRow("Tip", (0.0, 2.2, 0.3), (0.2, 3.0, 0.1), "Bend"))
     rng = np.random.default_rng(seed)
     along = rng.uniform(0.0, 3.0, vertices)
     co = np.column_stack([rng.normal(scale=0.2, size=vertices), along, rng.normal(scale=0.2, size=vertices)])
@@ -39,9 +46,7 @@ def _bbone_chain_mesh(vertices: int = 3000, seed: int = 5):
     centres = np.array([0.5, 1.6, 2.6])
     w = np.exp(-((along[None, :] - centres[:, None]) / 0.6) ** 2) + 0.05 * rng.random((3, vertices))
     rig = Rig(rows, co, {r.name: w[j] for j, r in enumerate(rows)})
-    mesh = skinned_mesh(rig, blender=None)
-    bones = dataclasses.replace(mesh.bones, bbones=(None, record, None))
-    return dataclasses.replace(mesh, bones=bones)
+    return with_middle_bbone(skinned_mesh(rig, blender=None), rows, bb.BBoneShape(ease_in=1.3, ease_out=0.7))
 
 
 def _sweep(monkeypatch, threads: int) -> pose_sweep.SweepResult:
