@@ -122,11 +122,11 @@ def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, box: Sa
     a sample still uses a sandbox of its own (the cut adds a node group).
     """
     names = [b.name for b in mod.object.data.bones]
-    ready = _spot_copies(box, obj, mod, own_data=True) if box is not None else None
+    ready = (box, *_spot_copies(box, obj, mod, own_data=True)[:2]) if box is not None else None
 
     def check(poses: Sequence[SweepPose], sample: SpotSample | None = None) -> list[np.ndarray]:
-        if ready is not None and box is not None and sample is None:
-            return _evaluate_poses(box, ready[0], ready[1], names, poses, None)
+        if ready is not None and sample is None:
+            return _evaluate_poses(*ready, names, poses, None)
         with sandbox() as own:
             arm, mesh, position = _spot_copies(own, obj, mod, own_data=False)
             take: np.ndarray | None = None
