@@ -626,11 +626,11 @@ def _numeric_rows(mesh: SkinnedMesh, swept: int, class_of: NDArray[np.intp], use
     """The vertices a numeric bone measures (blending two classes, or on a bent B-Bone) and each
     one's weight per class, bent B-Bones' weights left out: ``_two_class_rows`` when it applies,
     else ``_class_rows``."""
-    rows = _two_class_rows(mesh, swept, class_of, used, turned, forest, bent, shared)
-    if rows is not None:
-        return rows
     is_bent = np.zeros(len(class_of), dtype=bool)
     is_bent[list(bent)] = True
+    rows = _two_class_rows(mesh, swept, class_of, used, turned, forest, is_bent, shared)
+    if rows is not None:
+        return rows
     return _class_rows(mesh, class_of, int(class_of.max()) + 1, is_bent, shared)
 
 
@@ -659,7 +659,7 @@ def _class_rows(mesh: SkinnedMesh, class_of: NDArray[np.intp], classes: int, is_
 
 
 def _two_class_rows(mesh: SkinnedMesh, swept: int, class_of: NDArray[np.intp], used: NDArray[np.intp],
-                    turned: NDArray[np.bool_], forest: _InheritForest, bent: AbstractSet[int],
+                    turned: NDArray[np.bool_], forest: _InheritForest, is_bent: NDArray[np.bool_],
                     shared: _Shared) -> tuple[NDArray[np.intp], F64] | None:
     """``_class_rows`` without a scan of every weight, when the two classes are the bones a turn
     of the swept bone turns and the others (the inherit forest lists the vertices blending
@@ -673,14 +673,12 @@ def _two_class_rows(mesh: SkinnedMesh, swept: int, class_of: NDArray[np.intp], u
             and np.array_equal(class_of[used] == class_of[used[moved][0]], moved)):
         return None
     index = forest.vertices(swept)
-    for j in sorted(bent):
+    for j in np.flatnonzero(is_bent).tolist():
         index = np.union1d(index, shared.bbone_column(j)[0])
     table = mesh.influence_table
     bones, weights = table.bones[index], table.weights[index]
-    not_bent = np.ones(len(class_of), dtype=bool)
-    not_bent[list(bent)] = False
-    turned_weight = turned & not_bent  # (empty slots weigh 0, whatever their bone)
-    other_weight = ~turned & not_bent
+    turned_weight = turned & ~is_bent  # (empty slots weigh 0, whatever their bone)
+    other_weight = ~turned & ~is_bent
     first = int(class_of[used[moved][0]])  # the turned bones' class
     per_class = np.zeros((index.size, 2))
     for slot in range(bones.shape[1]):

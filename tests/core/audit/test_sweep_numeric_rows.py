@@ -61,9 +61,9 @@ def _numeric_cases(mesh):
 def test_forest_rows_are_the_scanned_rows_bit_for_bit(build):
     compared = 0
     for mesh, bone, class_of, used, plan, forest, shared in _numeric_cases(build()):
-        fast = pose_sweep._two_class_rows(mesh, bone, class_of, used, plan.turned, forest, plan.bent, shared)
         is_bent = np.zeros(len(class_of), dtype=bool)
         is_bent[list(plan.bent)] = True
+        fast = pose_sweep._two_class_rows(mesh, bone, class_of, used, plan.turned, forest, is_bent, shared)
         index, per_class = pose_sweep._class_rows(mesh, class_of, int(class_of.max()) + 1, is_bent, shared)
         assert fast is not None  # (two classes on these rigs: the forest applies)
         assert np.array_equal(fast[0], index)
@@ -75,12 +75,14 @@ def test_forest_rows_are_the_scanned_rows_bit_for_bit(build):
 
 def test_forest_rows_refuse_classes_that_are_not_the_turned_bones():
     mesh, bone, class_of, used, plan, forest, shared = next(_numeric_cases(_fork_mesh()))
+    is_bent = np.zeros(len(class_of), dtype=bool)
+    is_bent[list(plan.bent)] = True
     wrong = plan.turned.copy()
     wrong[np.flatnonzero(~wrong)[0]] = True  # a bone the turn does not turn
-    assert pose_sweep._two_class_rows(mesh, bone, class_of, used, wrong, forest, plan.bent, shared) is None
+    assert pose_sweep._two_class_rows(mesh, bone, class_of, used, wrong, forest, is_bent, shared) is None
     three = class_of.copy()
     three[used[-1]] = 2  # a third class
-    assert pose_sweep._two_class_rows(mesh, bone, three, used, plan.turned, forest, plan.bent, shared) is None
+    assert pose_sweep._two_class_rows(mesh, bone, three, used, plan.turned, forest, is_bent, shared) is None
 
 
 @pytest.mark.parametrize("build", [_bbone_chain_mesh, _fork_mesh])
