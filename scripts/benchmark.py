@@ -34,7 +34,13 @@ times, median of ``--repeat`` runs with ``time.perf_counter``:
    just before each run, and the median of the runs' ratios to it is printed beside
    the ratio to step 1 (the machine's speed drifts over seconds; paired timings
    taken moments apart cancel more of it);
-6. the same audit with ``AuditOptions(shape_checks=False)`` (``--no-shape-checks``).
+6. the same audit with ``AuditOptions(shape_checks=False)`` (``--no-shape-checks``);
+7. the pose sweep alone (``run_sweep`` on a fresh copy of the extracted mesh), and the full
+   audit given the sweep's result (``mesh_audit.run_sweep`` patched to return it for these
+   runs), which is the audit's cost without the sweep on its longest path.  The sweep's
+   thread runs beside the mesh's other checks; where both hold the GIL for most of their
+   time (many small arrays, as on the character) little of it overlaps.  The findings of
+   both audits must agree.
 
 Prints the machine, a table of seconds and ratios to (1) with the issue's
 targets (2 / 10 / 30) and PASS or MISS, the accuracy of the
@@ -81,8 +87,10 @@ from skin_audit.blender.read.extract import extract  # noqa: E402
 from skin_audit.blender.read.weights import group_weights, group_weights_loop  # noqa: E402
 from skin_audit.blender.run import audit_scene  # noqa: E402
 from skin_audit.blender.run.audit_scene import audit_meshes  # noqa: E402
+from skin_audit.core.audit import mesh_audit  # noqa: E402
 from skin_audit.core.audit.armature_modifier import recompute_blender  # noqa: E402
 from skin_audit.core.audit.options import AuditOptions  # noqa: E402
+from skin_audit.core.audit.pose_sweep import run_sweep  # noqa: E402
 from skin_audit.core.audit.stress_poses import standard_poses  # noqa: E402
 from skin_audit.core.heap import keep_freed_memory  # noqa: E402
 from skin_audit.core.maths.parallel import thread_count  # noqa: E402
@@ -420,6 +428,27 @@ def numpy_steps(obj: bpy.types.Object, blender_out: np.ndarray, repeat: int
     return t_numpy, t_numpy_other, diff, skinned.size()
 
 
+def _sweep_alone(obj: bpy.types.Object, degrees: tuple[float, ...], repeat: int) -> tuple[float, Any]:
+    modifier = next(m for m in obj.modifiers if m.type == "ARMATURE")
+    skinned = extract(obj, modifier, bpy.context.evaluated_depsgraph_get())
+    return _median_time(lambda: run_sweep(dataclasses.replace(skinned), degrees), repeat)
+
+
+def sweep_share(obj: bpy.types.Object, repeat: int) -> tuple[float, float, tuple[Any, ...]]:
+    """Step 7: median seconds of the pose sweep alone (on a fresh copy of the extracted mesh, so
+    its weight tables are built inside the timing, as in the audit), and of the full audit given
+    the sweep's result (``mesh_audit.run_sweep`` returns it at once); that audit's results."""
+    degrees = AuditOptions().sweep_degrees
+    t_sweep, result = _sweep_alone(obj, degrees, repeat)  # (the extracted mesh is freed on return)
+    swept = mesh_audit.run_sweep
+    mesh_audit.run_sweep = lambda mesh, asked: result if asked == degrees else swept(mesh, asked)
+    try:
+        t_given, _, _, audits, _, _ = full_audit(obj, repeat)
+    finally:
+        mesh_audit.run_sweep = swept
+    return t_sweep, t_given, audits
+
+
 def profile_audit(obj: bpy.types.Object, top: int) -> str:
     """cProfile of one full audit: skin_audit functions by cumulative time, then everything by own time."""
     profiler = cProfile.Profile()
@@ -542,6 +571,9 @@ def main(argv: list[str] | None = None) -> int:
     audit_peak = peak.peak_gb
     t_core, _, _, _, _, _ = full_audit(obj, args.repeat, AuditOptions(shape_checks=False))
 
+    # 7. The pose sweep alone, and the full audit given its result: the audit's cost without the
+    #    sweep on its longest path (the sweep's thread shares the GIL with the checks beside it).
+    t_sweep, t_given, given = sweep_share(obj, args.repeat)
     t_mesh_only = mesh_evaluation(obj, args.repeat)
     base = t_blender
     print(f"{'step':<52} {'seconds':>9} {'/ Blender':>10}   target  result")
@@ -555,6 +587,10 @@ def main(argv: list[str] | None = None) -> int:
     print(_row("  of which extraction (extract)", t_extract, base))
     print(_row("  of which the checks after extraction", t_checks, base))
     print(_row("6 audit, shape_checks=False", t_core, base, targets["audit"]))
+    print(_row("7 pose sweep alone (run_sweep, tables built)", t_sweep, base))
+    print(_row("  full audit given the sweep's result", t_given, base))
+    if [f.code for f in given[0].findings] != [f.code for f in audits[0].findings]:
+        raise RuntimeError("the audit given the sweep's result reports other findings than the full audit")
     print(f"\nafter each audit Blender re-evaluates the user's scene once (the sandbox's datablocks, created and "
           f"removed, rebuild its depsgraph relations): {t_after:.4f} s ({t_after / base:.1f}x), outside the audit's "
           "time (the viewport pays it after the audit; a batch worker closes the file)")
