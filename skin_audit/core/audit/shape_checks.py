@@ -118,12 +118,30 @@ def rig_links_note(bones: Bones, bone: int) -> tuple[str, dict[str, Any]]:
             "to see what it really does.", {"rig_also_moves": list(followers), "rig_poses_it_from": list(leaders)})
 
 
+def _worst_first(bad: NDArray[np.bool_], values: F64, pose_of: NDArray[np.intp], sweep: SweepResult,
+                 names: Sequence[str]) -> list[str]:
+    """The bones whose sweep poses are the worst of the ``bad`` vertices, each ranked by the least
+    value among its vertices (the worst first; names break ties): a rig's many bones are cut
+    to the first few in the message, and those must be the ones to look at."""
+    flagged = np.flatnonzero(bad & (pose_of >= 0))
+    pose, value = pose_of[flagged], values[flagged]
+    order = np.lexsort((value, pose))  # by pose, each pose's least value first
+    pose, value = pose[order], value[order]
+    first = np.flatnonzero(np.concatenate([[True], pose[1:] != pose[:-1]])) if pose.size else pose
+    least: dict[str, float] = {}
+    for k, v in zip(pose[first].tolist(), value[first].tolist(), strict=True):
+        name = names[sweep.poses[k].bone]
+        least[name] = min(v, least.get(name, v))
+    return sorted(least, key=lambda name: (least[name], name))
+
+
 def _squash_finding(code: str, severity: Severity, bad: NDArray[np.bool_], values: F64,
                     pose_of: NDArray[np.intp], what: str, sweep: SweepResult, bones: Bones) -> Finding:
     names = bones.names
     worst_v = int(np.flatnonzero(bad)[np.argmin(values[bad])])
     pose = sweep.poses[pose_of[worst_v]]
-    involved = sorted({names[sweep.poses[k].bone] for k in np.unique(pose_of[bad]) if k >= 0})
+    involved = _worst_first(bad, values, pose_of, sweep, names)
+    shown = ", ".join(involved[:6]) + (f" and {len(involved) - 6} more" if len(involved) > 6 else "")
     dqs = float(sweep.dqs_smallest[bad].min())
     keeps = "would keep their shape" if dqs > 1.0 - tolerances.UNIT_MEASURE else f"would reach {dqs:.3g}"
     scope = "" if severity == "WARNING" else " (only at 180-degree test poses)"
@@ -131,7 +149,7 @@ def _squash_finding(code: str, severity: Severity, bad: NDArray[np.bool_], value
     return Finding(
         code, severity,
         f"{int(bad.sum())} vertices {what.format(v=float(values[worst_v]))} at the worst test pose "
-        f"'{pose.label(names)}' (vertex {worst_v}){scope}; bones responsible: {', '.join(involved[:6])}. "
+        f"'{pose.label(names)}' (vertex {worst_v}){scope}; bones responsible, worst first: {shown}. "
         f"This is linear blend skinning, not the data: Preserve Volume (DQS) {keeps}.{note}",
         int(bad.sum()), tuple(np.flatnonzero(bad).tolist()), tuple(involved), (),
         {**_pose_details(pose, names), "worst": float(values[worst_v]), "worst_vertex": worst_v, "dqs_worst": dqs,

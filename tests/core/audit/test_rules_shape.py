@@ -92,6 +92,39 @@ def test_no_squash_where_every_vertex_follows_one_bone():
     assert result.metrics["min_singular_value"] == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("code, measure", [("twist-collapse", lambda s: s), ("volume-loss", lambda s: s * s)])
+def test_the_bones_responsible_are_ranked_worst_first(code, measure):
+    """Eight bones in a chain, each joint a ring of vertices blending its two bones: joint k gives
+    its child bone the weight t, so at 180 degrees a vertex keeps |1 - 2 t| of its size (the
+    closed form above): 0.03 k on half the ring, 0.45 on the other half (flagged too, the same at
+    every joint).  A bone ranks by its worst vertex.  The bones are named so that alphabetical
+    order runs against that ranking: listed by name and cut to six, the worst bone would not be
+    named."""
+    names = ("Root", "G", "F", "E", "D", "C", "B", "A")
+    rest, edges = nr.tube(rings=15, length=8.0)
+    ring_of = np.repeat(np.arange(15), 8)
+    groups = {n: np.zeros(len(rest)) for n in names}
+    expected = {}
+    for r in range(15):
+        k, joint = (r + 1) // 2, r % 2  # ring 2k: inside bone k; ring 2k - 1: the joint of bones k - 1, k
+        at = ring_of == r
+        if not joint:
+            groups[names[k]][at] = 1.0
+            continue
+        t = np.where(np.arange(len(rest)) % 8 < 4, (1.0 - 0.03 * k) / 2.0, (1.0 - 0.45) / 2.0)[at]
+        groups[names[k - 1]][at], groups[names[k]][at] = 1.0 - t, t
+        # Stored as float32 and divided by their sum, as Blender blends them.
+        parent, child = np.float32(1.0 - t).astype(float), np.float32(t).astype(float)
+        expected[names[k]] = measure(np.abs(1.0 - 2.0 * child / (parent + child)).min())
+    rig = nr.Rig(tuple(nr.chain(names, 8.0)), rest, groups, edges)
+    f = only(shape(nr.skinned_mesh(rig)), code, "INFO")
+    ranked = sorted(expected, key=expected.__getitem__)
+    assert ranked == ["G", "F", "E", "D", "C", "B", "A"]  # (the rig is built so; not the code under test)
+    assert f.bones == tuple(ranked)
+    assert "bones responsible, worst first: G, F, E, D, C, B and 1 more." in f.message
+    assert f.details["worst"] == pytest.approx(expected["G"], abs=1e-12)
+
+
 class OwnBlender:
     """A spot checker: Blender's positions at each sweep pose, from the independent loop and hierarchy walk."""
 
