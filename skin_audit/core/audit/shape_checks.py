@@ -119,20 +119,21 @@ def rig_links_note(bones: Bones, bone: int) -> tuple[str, dict[str, Any]]:
 
 
 def _worst_first(bad: NDArray[np.bool_], values: F64, pose_of: NDArray[np.intp], sweep: SweepResult,
-                 names: Sequence[str]) -> list[str]:
+                 names: Sequence[str], first: str) -> list[str]:
     """The bones whose sweep poses are the worst of the ``bad`` vertices, each ranked by the least
-    value among its vertices (the worst first; names break ties): a rig's many bones are cut
-    to the first few in the message, and those must be the ones to look at."""
+    value among its vertices (the worst first; names break ties, ``first``, the bone of the pose
+    the message names, leads): a rig's many bones are cut to the first few in the message, and
+    those must be the ones to look at."""
     flagged = np.flatnonzero(bad & (pose_of >= 0))
     pose, value = pose_of[flagged], values[flagged]
     order = np.lexsort((value, pose))  # by pose, each pose's least value first
     pose, value = pose[order], value[order]
-    first = np.flatnonzero(np.concatenate([[True], pose[1:] != pose[:-1]])) if pose.size else pose
+    starts = np.flatnonzero(np.concatenate([[True], pose[1:] != pose[:-1]])) if pose.size else pose
     least: dict[str, float] = {}
-    for k, v in zip(pose[first].tolist(), value[first].tolist(), strict=True):
+    for k, v in zip(pose[starts].tolist(), value[starts].tolist(), strict=True):
         name = names[sweep.poses[k].bone]
         least[name] = min(v, least.get(name, v))
-    return sorted(least, key=lambda name: (least[name], name))
+    return sorted(least, key=lambda name: (name != first, least[name], name))
 
 
 def _squash_finding(code: str, severity: Severity, bad: NDArray[np.bool_], values: F64,
@@ -140,7 +141,7 @@ def _squash_finding(code: str, severity: Severity, bad: NDArray[np.bool_], value
     names = bones.names
     worst_v = int(np.flatnonzero(bad)[np.argmin(values[bad])])
     pose = sweep.poses[pose_of[worst_v]]
-    involved = _worst_first(bad, values, pose_of, sweep, names)
+    involved = _worst_first(bad, values, pose_of, sweep, names, names[pose.bone])
     shown = ", ".join(involved[:6]) + (f" and {len(involved) - 6} more" if len(involved) > 6 else "")
     dqs = float(sweep.dqs_smallest[bad].min())
     keeps = "would keep their shape" if dqs > 1.0 - tolerances.UNIT_MEASURE else f"would reach {dqs:.3g}"

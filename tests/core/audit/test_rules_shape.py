@@ -125,6 +125,23 @@ def test_the_bones_responsible_are_ranked_worst_first(code, measure):
     assert f.details["worst"] == pytest.approx(expected["G"], abs=1e-12)
 
 
+def test_the_bone_of_the_named_pose_leads_bones_that_tie_with_it():
+    """Two joints that both collapse exactly (weights 1/2 and 1/2): the message names the pose of
+    the first vertex at the least value, and its bone comes first though another ties with it
+    and sorts before it by name."""
+    names = ("Root", "Z", "A")
+    rest, edges = nr.tube(rings=5, length=3.0)
+    ring_of = np.repeat(np.arange(5), 8)
+    groups = {"Root": np.isin(ring_of, (0, 1)) * np.where(ring_of == 1, 0.5, 1.0),
+              "Z": np.isin(ring_of, (1, 2, 3)) * np.where(ring_of == 2, 1.0, 0.5),
+              "A": np.isin(ring_of, (3, 4)) * np.where(ring_of == 3, 0.5, 1.0)}
+    rig = nr.Rig(tuple(nr.chain(names, 3.0)), rest, groups, edges)
+    f = only(shape(nr.skinned_mesh(rig)), "twist-collapse", "INFO")
+    assert f.details["worst"] < 1e-15 and f.details["worst_vertex"] == 8  # the first vertex of ring 1
+    assert f.details["bone"] == "Z"
+    assert f.bones == ("Z", "A") and "bones responsible, worst first: Z, A." in f.message
+
+
 class OwnBlender:
     """A spot checker: Blender's positions at each sweep pose, from the independent loop and hierarchy walk."""
 
