@@ -51,11 +51,19 @@ def posed_channels(bones: Bones, local_rotations: F64) -> F64:
 
 
 def turned_channels(bones: Bones, bone: int, rotations: F64) -> F64:
-    """Skinning matrices of several poses that each turn ``bone`` alone, in one walk of its subtree.
+    """Skinning matrices of several poses that each turn ``bone`` alone, in closed form.
 
     Pose ``p`` is ``posed_channels(bones, local)`` with ``local[bone] = rotations[p]`` and the identity
-    elsewhere, walking only ``bone``'s subtree (the same products, batched over the poses); every
-    other bone sits at rest and its channel is exactly the identity.
+    elsewhere.  Every bone outside ``bone``'s subtree sits at rest: its channel is exactly the
+    identity.  Inside it the walk's products telescope (``G_j = G_parent B_parent^-1 B_j``), so:
+
+    - ``bone`` and every bone that inherits rotation from it all the way down share one channel,
+      ``C = B_bone R B_bone^-1``, the turn about its head;
+    - a bone below it that does not inherit rotation keeps its rest orientation and follows its
+      parent's head: its channel is the translation ``C h - h`` of its head ``h``, and every bone
+      under it shares that translation (a translation moves all heads alike).
+
+    No walk of the subtree: a long chain swept bone by bone costs linear, not quadratic, time.
 
     Parameters
     ----------
@@ -70,57 +78,60 @@ def turned_channels(bones: Bones, bone: int, rotations: F64) -> F64:
     rotations = np.asarray(rotations, dtype=np.float64)
     rest = bones.rest
     inherits = bones.inherit_rotation if len(bones.inherit_rotation) else np.ones(len(rest), dtype=bool)
-    parents = bones.parents
-    # The subtree, parents first (depth first from the bone): a scan of every bone per call
-    # cost more than the subtree's products on a large rig.
-    children = _children_of(parents)
-    subtree = []
-    todo = [bone]
-    while todo:
-        j = todo.pop()
-        subtree.append(j)
-        todo.extend(children[j])
+    order, tin, tout = _depth_first(bones.parents)
     out = np.broadcast_to(np.eye(4), (len(rotations), *rest.shape)).copy()
-    local = bones.local_rest
-    world: dict[int, F64] = {}  # the subtree's posed matrices; every other bone is at rest
-    for j in subtree:
-        p = parents[j]
-        if p < 0:
-            w = local[j]
-        else:
-            above = world.get(p)
-            if above is None:  # (the turned bone's parent, at rest: the same product, pose by pose)
-                above = np.repeat(rest[p][None], len(rotations), axis=0)
-            w = above @ local[j]
-        if j == bone:
-            w = w @ rotations
-            if p >= 0 and not inherits[j]:
-                w[:, :3, :3] = (rest[j] @ rotations)[:, :3, :3]
-        elif p >= 0 and not inherits[j]:
-            w = w.copy()
-            w[:, :3, :3] = rest[j, :3, :3]
-        world[j] = w
-        out[:, j] = w @ bones.rest_inverse[j]
+    turn = rest[bone] @ rotations @ bones.rest_inverse[bone]  # (P, 4, 4)
+    subtree = order[tin[bone]:tout[bone]]
+    out[:, subtree] = turn[:, None]
+    below = subtree[1:]  # (depth first: the bone itself comes first)
+    fixed = below[~inherits[below]]
+    if fixed.size:
+        # The topmost ones (depth-first intervals nest: one inside an earlier one is below it).
+        reach = np.maximum.accumulate(tout[fixed])
+        topmost = fixed[np.concatenate([[True], tin[fixed][1:] >= reach[:-1]])]
+        for k in topmost.tolist():
+            head = rest[k, :3, 3]
+            under = order[tin[k]:tout[k]]
+            moved = np.broadcast_to(np.eye(4), (len(rotations), len(under), 4, 4)).copy()
+            moved[:, :, :3, 3] = ((turn[:, :3, :3] @ head + turn[:, :3, 3]) - head)[:, None]
+            out[:, under] = moved
     return out
 
 
-#: Each bone's children, per tree (keyed by the parents tuple, which the posed copies of one
-#: armature share); a few trees at most.
-_CHILDREN: dict[tuple[int, ...], list[list[int]]] = {}
+#: Each tree's depth-first order and entry and exit times (keyed by the parents tuple, which
+#: the posed copies of one armature share); a few trees at most.
+_DEPTH_FIRST: dict[tuple[int, ...], tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]] = {}
 
 
-def _children_of(parents: tuple[int, ...]) -> list[list[int]]:
-    """Each bone's children (a list per bone), built once per tree."""
+def _depth_first(parents: tuple[int, ...]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+    """Bones in depth-first order, and each bone's entry and exit positions in it: bone ``j``'s
+    subtree is ``order[tin[j]:tout[j]]``, ``j`` first.  Built once per tree."""
     parents = tuple(parents)  # (a no-op on the tuple Bones holds; a list would not hash)
-    hit = _CHILDREN.get(parents)
+    hit = _DEPTH_FIRST.get(parents)
     if hit is None:
-        if len(_CHILDREN) >= 8:
-            _CHILDREN.clear()
-        hit = [[] for _ in parents]
+        if len(_DEPTH_FIRST) >= 8:
+            _DEPTH_FIRST.clear()
+        children: list[list[int]] = [[] for _ in parents]
         for j, p in enumerate(parents):
             if p >= 0:
-                hit[p].append(j)
-        _CHILDREN[parents] = hit
+                children[p].append(j)
+        order = np.empty(len(parents), dtype=np.intp)
+        tin = np.empty(len(parents), dtype=np.intp)
+        tout = np.empty(len(parents), dtype=np.intp)
+        clock = 0
+        for root in (j for j, p in enumerate(parents) if p < 0):
+            stack = [(root, False)]
+            while stack:
+                here, done = stack.pop()
+                if done:
+                    tout[here] = clock
+                    continue
+                order[clock] = here
+                tin[here] = clock
+                clock += 1
+                stack.append((here, True))
+                stack.extend((c, False) for c in reversed(children[here]))
+        hit = _DEPTH_FIRST[parents] = (order, tin, tout)
     return hit
 
 
