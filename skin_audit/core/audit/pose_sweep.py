@@ -153,7 +153,7 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     shared = _Shared(mesh)
     forest = _InheritForest(mesh, nonzero)
     ends = _BBoneEnds(mesh)
-    plans = [_plan_bone(mesh, poses, bone, pose_ids, ends) for bone, pose_ids in by_bone.items()]
+    plans = [_plan_bone(mesh, poses, bone, pose_ids, ends, forest) for bone, pose_ids in by_bone.items()]
     ahead = _NumericAhead(mesh, poses, [p for p in plans if p.numeric])
     for plan in plans:
         bone, pose_ids, is_r = plan.bone, plan.pose_ids, plan.turned
@@ -210,13 +210,27 @@ class _BonePlan:
 
 
 def _plan_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], bone: int, pose_ids: list[int],
-               ends: _BBoneEnds) -> _BonePlan:
-    """Classify one bone's poses by the linear parts of its first pose (see ``run_sweep``)."""
-    lin = pose_channel(mesh, poses[pose_ids[0]])[:, :3, :3]
-    is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
-    is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
+               ends: _BBoneEnds, forest: _InheritForest) -> _BonePlan:
+    """Classify one bone's poses by the linear parts of its first pose (see ``run_sweep``).
+
+    A turn gives the bones it turns (the bone's subtree in the inherit forest) one linear part R,
+    and every other bone I (``turned_channels``): the classes come from the forest, without a
+    channel computed per bone (a rig's bones times its bones).  A turn too small to tell R from I
+    within ``RIGID_BLEND`` makes every bone both.  With non-finite rest matrices the channels are
+    computed and compared, as their NaNs decide."""
+    if not forest.finite_rest:
+        lin = pose_channel(mesh, poses[pose_ids[0]])[:, :3, :3]
+        is_i = np.abs(lin - np.eye(3)).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
+        is_r = np.abs(lin - lin[bone]).max(axis=(1, 2)) <= tolerances.RIGID_BLEND
+        bent = ends.bent(is_r)
+        return _BonePlan(bone, pose_ids, bool(not (is_i | is_r).all() or bent), is_r, bent)
+    pose = poses[pose_ids[0]]
+    bones = mesh.bones
+    turn = (bones.rest[bone] @ rotation(pose.axis, np.radians(pose.degrees)) @ bones.rest_inverse[bone])[:3, :3]
+    small = bool(np.abs(turn - np.eye(3)).max() <= tolerances.RIGID_BLEND)
+    is_r = forest.turns(bone) | small
     bent = ends.bent(is_r)
-    return _BonePlan(bone, pose_ids, bool(not (is_i | is_r).all() or bent), is_r, bent)
+    return _BonePlan(bone, pose_ids, bool(bent), is_r, bent)
 
 
 def _measured_poses(poses: Sequence[SweepPose], pose_ids: list[int]) -> list[int]:
@@ -350,6 +364,7 @@ class _InheritForest:
                 stack.append((here, True))
                 stack.extend((c, False) for c in reversed(children[here]))
         self.tin, self.tout = tin, tout
+        self.finite_rest = bool(np.isfinite(bones.rest).all())
         table = mesh.influence_table
         found_v: list[NDArray[np.int32]] = []
         found_b: list[NDArray[np.int32]] = []

@@ -49,7 +49,7 @@ def _numeric_cases(mesh):
     ends = pose_sweep._BBoneEnds(mesh)
     shared = pose_sweep._Shared(mesh)
     for bone, pose_ids in by_bone.items():
-        plan = pose_sweep._plan_bone(mesh, poses, bone, pose_ids, ends)
+        plan = pose_sweep._plan_bone(mesh, poses, bone, pose_ids, ends, forest)
         if not plan.numeric:
             continue
         channels = pose_sweep._bone_channels(mesh, [poses[k] for k in pose_ids])
@@ -116,3 +116,43 @@ def test_curves_computed_ahead_give_the_same_bits_one_bone_at_a_time(monkeypatch
             assert np.array_equal(a, b), field.name
     assert together.per_bone == alone.per_bone
     assert len(list(_numeric_cases(build()))) >= 2  # (several numeric bones: the chunks differ)
+
+
+def _plans(mesh, channels: bool):
+    """Every sweep bone's plan, from the inherit forest or (``channels``) from each bone's first
+    pose computed and compared bone by bone, the classification the forest replaced."""
+    mesh = mesh.for_test_poses()
+    poses = pose_sweep.sweep_poses(mesh, (90.0, 180.0))
+    by_bone: dict[int, list[int]] = {}
+    for k, p in enumerate(poses):
+        by_bone.setdefault(p.bone, []).append(k)
+    forest = pose_sweep._InheritForest(mesh, mesh.influence_table.weights != 0)
+    forest.finite_rest = not channels  # (the path taken where rest matrices hold NaN)
+    ends = pose_sweep._BBoneEnds(mesh)
+    return [pose_sweep._plan_bone(mesh, poses, bone, ids, ends, forest) for bone, ids in by_bone.items()]
+
+
+def _tree_mesh(seed: int, max_back: int):
+    """A random tree (bones every way, some not inheriting rotation) with noisy weights."""
+    from tests.core.audit.test_posed_channels import _tree
+    rows = _tree(seed, 40, max_back)
+    rng = np.random.default_rng(seed)
+    weights = rng.random((len(rows), 600)) * (rng.random((len(rows), 600)) < 0.1)
+    return skinned_mesh(Rig(tuple(rows), rng.normal(size=(600, 3)), {r.name: weights[j] for j, r in enumerate(rows)}),
+                        blender=None)
+
+
+@pytest.mark.parametrize("build", [_bbone_chain_mesh, _fork_mesh, lambda: _tree_mesh(0, 4), lambda: _tree_mesh(1, 1)])
+@pytest.mark.parametrize("rigid_blend", [None, 10.0])  # 10: every turn too small to tell from rest
+def test_bone_plans_from_the_forest_are_those_of_the_channels_compared(monkeypatch, build, rigid_blend):
+    if rigid_blend is not None:
+        monkeypatch.setattr(pose_sweep.tolerances, "RIGID_BLEND", rigid_blend)
+    from_forest, compared = _plans(build(), False), _plans(build(), True)
+    assert len(from_forest) == len(compared) > 2
+    for a, b in zip(from_forest, compared, strict=True):
+        assert (a.bone, a.pose_ids, a.numeric, a.bent) == (b.bone, b.pose_ids, b.numeric, b.bent)
+        assert np.array_equal(a.turned, b.turned), a.bone
+    if rigid_blend is None and build in (_bbone_chain_mesh, _fork_mesh):
+        assert any(p.numeric for p in from_forest) and not all(p.numeric for p in from_forest)
+    if rigid_blend is not None:
+        assert all(p.turned.all() for p in from_forest)
