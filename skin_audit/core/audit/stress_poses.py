@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..maths.affine import evaluate_hierarchy, rotation
+from ..maths.trees import DepthFirst, depth_first
 from .skinned_mesh import Bones
 
 F64 = NDArray[np.float64]
@@ -100,38 +101,17 @@ def turned_channels(bones: Bones, bone: int, rotations: F64) -> F64:
 
 #: Each tree's depth-first order and entry and exit times (keyed by the parents tuple, which
 #: the posed copies of one armature share); a few trees at most.
-_DEPTH_FIRST: dict[tuple[int, ...], tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]] = {}
+_DEPTH_FIRST: dict[tuple[int, ...], DepthFirst] = {}
 
 
-def _depth_first(parents: tuple[int, ...]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
-    """Bones in depth-first order, and each bone's entry and exit positions in it: bone ``j``'s
-    subtree is ``order[tin[j]:tout[j]]``, ``j`` first.  Built once per tree."""
+def _depth_first(parents: tuple[int, ...]) -> DepthFirst:
+    """``trees.depth_first`` of a rig's parents, built once per tree."""
     parents = tuple(parents)  # (a no-op on the tuple Bones holds; a list would not hash)
     hit = _DEPTH_FIRST.get(parents)
     if hit is None:
         if len(_DEPTH_FIRST) >= 8:
             _DEPTH_FIRST.clear()
-        children: list[list[int]] = [[] for _ in parents]
-        for j, p in enumerate(parents):
-            if p >= 0:
-                children[p].append(j)
-        order = np.empty(len(parents), dtype=np.intp)
-        tin = np.empty(len(parents), dtype=np.intp)
-        tout = np.empty(len(parents), dtype=np.intp)
-        clock = 0
-        for root in (j for j, p in enumerate(parents) if p < 0):
-            stack = [(root, False)]
-            while stack:
-                here, done = stack.pop()
-                if done:
-                    tout[here] = clock
-                    continue
-                order[clock] = here
-                tin[here] = clock
-                clock += 1
-                stack.append((here, True))
-                stack.extend((c, False) for c in reversed(children[here]))
-        hit = _DEPTH_FIRST[parents] = (order, tin, tout)
+        hit = _DEPTH_FIRST[parents] = depth_first(parents)
     return hit
 
 
