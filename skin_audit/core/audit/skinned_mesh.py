@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
+from ..maths import trees
 from ..maths.affine import apply_affine, hierarchy_levels, largest_side, local_from_world, parent_first_order
 from ..maths.bbone import NO_POSE_SHAPE, RigBBone, segment_index_and_blend
 from ..maths.bone_runs import BoneRuns, gather_points
@@ -21,6 +22,8 @@ F64 = NDArray[np.float64]
 T = TypeVar("T")
 
 
+#: What Bones compute from their rest data only: kept when only the pose or B-Bone shapes change.
+_BONE_CACHES = ("local_rest", "walk", "rest_inverse", "depth_first")
 #: What a SkinnedMesh computes from its rest data only: kept when only the pose changes.
 _MESH_CACHES = ("_size", "deform_columns", "rest_armature", "flat_columns", "influence_table", "mask",
                 "blend_scale", "blend_layout", "bbone_mapping")
@@ -107,6 +110,11 @@ class Bones:
         return HierarchyWalk(np.asarray(order, dtype=np.intp), parents, tuple(hierarchy_levels(parents)), own)
 
     @cached_property
+    def depth_first(self) -> trees.DepthFirst:
+        """The bones in depth-first order with each bone's subtree as one slice of it (cached)."""
+        return trees.depth_first(self.parents)
+
+    @cached_property
     def rest_inverse(self) -> F64:
         """(J, 4, 4) inverses of the rest matrices."""
         out: F64 = np.linalg.inv(self.rest)
@@ -123,11 +131,11 @@ class Bones:
         never = np.full((3, 4, 4), np.nan)  # matches no channel: the read segments are never reused
         bbones = tuple(None if b is None else replace(b, pose_shape=NO_POSE_SHAPE, channels=never)
                        for b in self.bbones)
-        return _carry_caches(self, replace(self, bbones=bbones), ("local_rest", "walk", "rest_inverse"))
+        return _carry_caches(self, replace(self, bbones=bbones), _BONE_CACHES)
 
     def with_channel(self, channel: F64) -> Bones:
         """The same bones at another pose, keeping what depends on the rest pose only (no recomputation)."""
-        return _carry_caches(self, replace(self, channel=channel), ("local_rest", "walk", "rest_inverse"))
+        return _carry_caches(self, replace(self, channel=channel), _BONE_CACHES)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..maths.affine import evaluate_hierarchy, rotation
-from ..maths.trees import DepthFirst, depth_first
 from .skinned_mesh import Bones
 
 F64 = NDArray[np.float64]
@@ -79,7 +78,7 @@ def turned_channels(bones: Bones, bone: int, rotations: F64) -> F64:
     rotations = np.asarray(rotations, dtype=np.float64)
     rest = bones.rest
     inherits = bones.inherit_rotation if len(bones.inherit_rotation) else np.ones(len(rest), dtype=bool)
-    order, tin, tout = _depth_first(bones.parents)
+    order, tin, tout = bones.depth_first
     out = np.broadcast_to(np.eye(4), (len(rotations), *rest.shape)).copy()
     turn = rest[bone] @ rotations @ bones.rest_inverse[bone]  # (P, 4, 4)
     subtree = order[tin[bone]:tout[bone]]
@@ -97,22 +96,6 @@ def turned_channels(bones: Bones, bone: int, rotations: F64) -> F64:
             moved[:, :, :3, 3] = ((turn[:, :3, :3] @ head + turn[:, :3, 3]) - head)[:, None]
             out[:, under] = moved
     return out
-
-
-#: Each tree's depth-first order and entry and exit times (keyed by the parents tuple, which
-#: the posed copies of one armature share); a few trees at most.
-_DEPTH_FIRST: dict[tuple[int, ...], DepthFirst] = {}
-
-
-def _depth_first(parents: tuple[int, ...]) -> DepthFirst:
-    """``trees.depth_first`` of a rig's parents, built once per tree."""
-    parents = tuple(parents)  # (a no-op on the tuple Bones holds; a list would not hash)
-    hit = _DEPTH_FIRST.get(parents)
-    if hit is None:
-        if len(_DEPTH_FIRST) >= 8:
-            _DEPTH_FIRST.clear()
-        hit = _DEPTH_FIRST[parents] = depth_first(parents)
-    return hit
 
 
 def standard_poses(bones: Bones, degrees: float, only: NDArray[np.bool_] | None = None) -> list[StressPose]:
