@@ -38,15 +38,21 @@ def _fork_mesh(vertices: int = 2500, seed: int = 11):
     return with_middle_bbone(skinned_mesh(rig, blender=None), rows, bb.BBoneShape(ease_in=1.1))
 
 
-def _numeric_cases(mesh):
-    """Per numeric bone of ``mesh``'s sweep: the arguments both row finders take."""
+def _sweep_inputs(mesh):
+    """What ``run_sweep`` builds before its bones: the test-pose mesh, its poses, each bone's
+    pose indices, the inherit forest and the B-Bone ends."""
     mesh = mesh.for_test_poses()
     poses = pose_sweep.sweep_poses(mesh, (90.0, 180.0))
     by_bone: dict[int, list[int]] = {}
     for k, p in enumerate(poses):
         by_bone.setdefault(p.bone, []).append(k)
     forest = pose_sweep._InheritForest(mesh, mesh.influence_table.weights != 0)
-    ends = pose_sweep._BBoneEnds(mesh)
+    return mesh, poses, by_bone, forest, pose_sweep._BBoneEnds(mesh)
+
+
+def _numeric_cases(mesh):
+    """Per numeric bone of ``mesh``'s sweep: the arguments both row finders take."""
+    mesh, poses, by_bone, forest, ends = _sweep_inputs(mesh)
     shared = pose_sweep._Shared(mesh)
     for bone, pose_ids in by_bone.items():
         plan = pose_sweep._plan_bone(mesh, poses, bone, pose_ids, ends, forest)
@@ -121,14 +127,8 @@ def test_curves_computed_ahead_give_the_same_bits_one_bone_at_a_time(monkeypatch
 def _plans(mesh, channels: bool):
     """Every sweep bone's plan, from the inherit forest or (``channels``) from each bone's first
     pose computed and compared bone by bone, the classification the forest replaced."""
-    mesh = mesh.for_test_poses()
-    poses = pose_sweep.sweep_poses(mesh, (90.0, 180.0))
-    by_bone: dict[int, list[int]] = {}
-    for k, p in enumerate(poses):
-        by_bone.setdefault(p.bone, []).append(k)
-    forest = pose_sweep._InheritForest(mesh, mesh.influence_table.weights != 0)
+    mesh, poses, by_bone, forest, ends = _sweep_inputs(mesh)
     forest.finite_rest = not channels  # (the path taken where rest matrices hold NaN)
-    ends = pose_sweep._BBoneEnds(mesh)
     return [pose_sweep._plan_bone(mesh, poses, bone, ids, ends, forest) for bone, ids in by_bone.items()]
 
 
