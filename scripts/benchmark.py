@@ -20,11 +20,13 @@ times, median of ``--repeat`` runs with ``time.perf_counter``:
 3. the Python loop over ``v.groups`` (``group_weights_loop``), once, as the
    reference the extraction replaces (``--skip-loop`` leaves it out);
 4. the numpy recomputation, ``skin_audit.core.audit.armature_modifier.recompute_blender``
-   on a fresh copy of the extracted ``SkinnedMesh`` each run (so its per-mesh
-   caches are built inside the timing), the issue's 2x target; 4b. the same on one
-   copy whose caches are built, at another pose each run (every deform bone bent
-   by 20, 21, ... degrees, ``standard_poses``), as the audit's stress poses and spot
-   checks recompute it;
+   on a fresh copy of the extracted ``SkinnedMesh`` each run (nothing cached: one pose,
+   which takes the dense product where the mesh allows, ``core/maths/dense_blend``),
+   against the issue's 2x target and its later 1x; 4b. the same on one copy whose blend
+   layout is built, at another pose each run (every deform bone bent by 20, 21, ...
+   degrees, ``standard_poses``), as the audit's stress poses and spot checks recompute
+   it; 4c. a first pose that builds the layout (``build_layout=True``), as the audit's
+   first recomputation does;
 5. the full audit without file loading,
    ``skin_audit.blender.run.audit_scene.audit_meshes``: extraction included, and
    timed apart (by wrapping ``audit_scene.extract`` during these runs).  Each run
@@ -410,22 +412,25 @@ def full_audit(obj: bpy.types.Object, repeat: int, options: AuditOptions | None 
 
 
 def numpy_steps(obj: bpy.types.Object, blender_out: np.ndarray, repeat: int
-                ) -> tuple[float, float, np.ndarray, float]:
-    """Steps 4 and 4b: medians of the recomputation with its tables built and kept, the distance of
-    each vertex from Blender's evaluation, and the mesh size."""
-    # 4. A fresh copy each run, so the per-mesh caches (weight columns, blend layout) are built
-    #    inside the timing.
+                ) -> tuple[float, float, float, np.ndarray, float]:
+    """Steps 4, 4b and 4c: medians of the recomputation of one pose (nothing cached), of another
+    pose with the layout kept, and of a first pose building the layout; the distance of each
+    vertex from Blender's evaluation (step 4's result), and the mesh size."""
+    # 4. A fresh copy each run, so nothing the mesh caches is kept from a previous run.
     modifier = next(m for m in obj.modifiers if m.type == "ARMATURE")
     skinned = extract(obj, modifier, bpy.context.evaluated_depsgraph_get())
     t_numpy, rec = _median_time(lambda: recompute_blender(dataclasses.replace(skinned)), repeat)
+    # 4c. The audit's first recomputation: the per-mesh caches (weight columns, blend layout) built.
+    t_numpy_layout, _ = _median_time(
+        lambda: recompute_blender(dataclasses.replace(skinned), build_layout=True), repeat)
     # 4b. The same on a mesh whose caches are built, at another pose each run (as the audit's
     #     stress poses and spot checks do): a bend of every deform bone by a new angle.
     warm = dataclasses.replace(skinned)
-    recompute_blender(warm)
+    recompute_blender(warm, build_layout=True)
     others = iter([standard_poses(warm.bones, 20.0 + run)[0].channel for run in range(repeat)])
     t_numpy_other, _ = _median_time(lambda: recompute_blender(warm, next(others)), repeat)
     diff = np.linalg.norm(rec.positions - blender_out.astype(np.float64), axis=1)
-    return t_numpy, t_numpy_other, diff, skinned.size()
+    return t_numpy, t_numpy_other, t_numpy_layout, diff, skinned.size()
 
 
 def _sweep_alone(obj: bpy.types.Object, degrees: tuple[float, ...], repeat: int) -> tuple[float, Any]:
@@ -559,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
         del looped
 
     # 4. numpy recomputation on the extracted mesh (what it holds is freed before the audits).
-    t_numpy, t_numpy_other, diff, size = numpy_steps(obj, blender_out, args.repeat)
+    t_numpy, t_numpy_other, t_numpy_layout, diff, size = numpy_steps(obj, blender_out, args.repeat)
     del weights
     gc.collect()
 
@@ -580,8 +585,10 @@ def main(argv: list[str] | None = None) -> int:
     print(_row("1 Blender evaluation (pose, update, read)", t_blender, base))
     print(_row("2 weight extraction (group_weights)", t_weights, base, targets["weights"]))
     print(_row("3 v.groups loop (group_weights_loop, 1 run)", t_loop, base))
-    print(_row("4 numpy recomputation, first pose (tables built)", t_numpy, base, targets["numpy"]))
-    print(_row("4b numpy recomputation, another pose (tables kept)", t_numpy_other, base))
+    print(_row("4 numpy recomputation, one pose (nothing cached)", t_numpy, base, targets["numpy"]))
+    print(_row("  the same against the later target", t_numpy, base, 1.0))
+    print(_row("4b numpy recomputation, another pose (layout kept)", t_numpy_other, base))
+    print(_row("4c numpy recomputation, first pose building layout", t_numpy_layout, base))
     print(_row("5 full audit (audit_meshes)", t_audit, base, targets["audit"]))
     print(_paired_row("  each run paired with step 1 just before it", paired, targets["audit"]))
     print(_row("  of which extraction (extract)", t_extract, base))

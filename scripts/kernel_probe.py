@@ -10,10 +10,11 @@ kernel to a temporary directory, compiles it twice with ``gcc -O3 -march=native
 ``-fopenmp``, once without: one thread), loads both with ctypes and times, median of
 ``--repeat`` runs, on the same mesh in the same process:
 
-* numpy, ``recompute_blender``: first pose on a fresh copy of the ``SkinnedMesh`` (its weight
-  tables built from the dense (G, V) float32 weights inside the timing), then another pose
-  each run on one copy whose tables are kept (every deform bone bent by 20, 21, ... degrees,
-  ``standard_poses``, as ``scripts/benchmark.py`` step 4b);
+* numpy, ``recompute_blender``: one pose on a fresh copy of the ``SkinnedMesh`` (nothing
+  cached: the dense product over blocks of the (G, V) float32 weights, ``core/maths/dense_blend``,
+  where the mesh allows), a first pose building the blend layout (``build_layout=True``, as
+  the audit), then another pose each run on one copy whose layout is kept (every deform bone
+  bent by 20, 21, ... degrees, ``standard_poses``, as ``scripts/benchmark.py`` step 4b);
 * C, first pose: one pass over tiles of vertices reading every deform group's row of the dense
   weights (a tile whose row is all zero is skipped after a vectorised zero test), summing
   ``w`` and ``w (D_b p)`` per vertex in group order (Blender's order), ``D_b`` the object-space
@@ -445,16 +446,19 @@ def main(argv: list[str] | None = None) -> int:
         mesh = plain(mesh)
     poses = other_poses(mesh, args.repeat)
     warm = dataclasses.replace(mesh)
-    recompute_blender(warm)
-    # numpy: first pose on a fresh copy each run (tables built inside), then other poses with tables kept.
+    recompute_blender(warm, build_layout=True)
+    # numpy: one pose on a fresh copy each run (nothing cached: the dense product where the mesh
+    # allows), a first pose building the blend layout, then other poses with the layout kept.
     runs: dict[str, Callable[[int], F64]] = {
-        "numpy recompute_blender, first pose (tables built)":
+        "numpy recompute_blender, one pose (nothing cached)":
             lambda r: recompute_blender(dataclasses.replace(mesh)).positions,
+        "numpy recompute_blender, first pose building the layout":
+            lambda r: recompute_blender(dataclasses.replace(mesh), build_layout=True).positions,
         "numpy recompute_blender, another pose (tables kept)": lambda r: recompute_blender(warm, poses[r]).positions,
     }
     if full is not mesh:
         warm_full = dataclasses.replace(full)
-        recompute_blender(warm_full)
+        recompute_blender(warm_full, build_layout=True)
         runs.update({
             "numpy with B-Bones, first pose (reference)":
                 lambda r: recompute_blender(dataclasses.replace(full)).positions,

@@ -27,6 +27,7 @@ from .. import tolerances
 from ..maths import bbone as bb
 from ..maths.affine import apply_affine
 from ..maths.bone_runs import blend_runs, select_runs
+from ..maths.dense_blend import MAX_GROUPS, blend_dense
 from ..maths.quaternions import (
     matrix_to_quaternion,
     quaternion_multiply,
@@ -246,7 +247,7 @@ def has_bbones(mesh: SkinnedMesh) -> bool:
     return any(b is not None for b in mesh.bones.bbones)
 
 
-def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomputed:
+def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None, *, build_layout: bool = False) -> Recomputed:
     """Blender's deformation of ``mesh`` at ``channel`` (default: the current pose), object space.
 
     Linear blending runs in the mesh's object space with the conjugated
@@ -255,9 +256,39 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None) -> Recomput
     back; the weights are grouped by bone (``core/maths/bone_runs``), Blender's
     ``a / sum w`` folded into them once per mesh.  Preserve Volume blends dual
     quaternions in armature space.
+
+    That layout pays from the second pose on.  Until a mesh has it, one pose of a mesh with few
+    groups and no B-Bones blends by one dense product over its (G, V) weights instead
+    (``core/maths/dense_blend``), unless ``build_layout`` asks for the layout (a caller that will
+    blend more poses, as the audit does).
     """
     channel = mesh.bones.channel if channel is None else channel
+    if not build_layout and not mesh.has_blend_layout():
+        dense = _recompute_dense(mesh, channel)
+        if dense is not None:
+            return dense
     return _recompute(mesh, channel, None)
+
+
+def _recompute_dense(mesh: SkinnedMesh, channel: F64) -> Recomputed | None:
+    """``recompute_blender`` by ``blend_dense``, or None where the layout's runs are the way: the
+    modifier does not blend linearly by groups, too many groups, a deform B-Bone, or a non-finite
+    deform matrix (the dense product would spread it to every vertex)."""
+    if not mesh.modifier.use_vertex_groups or mesh.modifier.preserve_volume:
+        return None
+    groups = mesh.deform_groups()
+    rows = np.flatnonzero(groups >= 0)
+    bbones = mesh.bones.bbones
+    if len(rows) > MAX_GROUPS or (bbones and any(bbones[b] is not None for b in groups[rows].tolist())):
+        return None
+    premat = mesh.mesh_to_armature
+    matrices = np.linalg.inv(premat) @ channel[groups[rows]] @ premat
+    if not np.isfinite(matrices).all():
+        return None
+    displacement = matrices[:, :3, :] - np.eye(4)[:3]
+    positions, contrib, count = blend_dense(mesh.weights, rows, displacement, mesh.rest, mesh.mask,
+                                            tolerances.BLENDER_MIN_CONTRIB)
+    return Recomputed(positions, contrib, count, np.zeros(mesh.vertex_count, dtype=bool))
 
 
 def recompute_blender_many(mesh: SkinnedMesh, channels: Sequence[F64]) -> list[Recomputed]:

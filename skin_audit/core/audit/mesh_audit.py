@@ -229,7 +229,7 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
                  sweep: Beside[SweepResult] | None) -> MeshAudit:
     """``_audit_one_mesh`` with its sweep started."""
     size = mesh.size()
-    rec = recompute_blender(mesh)
+    rec = recompute_blender(mesh, build_layout=True)  # the audit blends many poses
     deform_sum, influences = rec.contrib, rec.influences
     findings = weight_findings(mesh, options, deform_sum, influences)
     findings += modifier_findings(mesh)

@@ -341,6 +341,10 @@ class SkinnedMesh:
             scaled = runs.weight * self.blend_scale[runs.vertex]
         return BlendLayout(runs, scaled, gather_points(runs, self.rest), joints)
 
+    def has_blend_layout(self) -> bool:
+        """Whether ``blend_layout`` is built (on this mesh, or carried from the one it came from)."""
+        return "blend_layout" in self.__dict__
+
     def _runs_with_joints(self, flat: FlatColumns, mapping: dict[int, tuple[NDArray[np.intp], F64]]
                           ) -> tuple[BoneRuns, dict[int, int]]:
         """The runs of ``blend_layout`` when B-Bones have segments: plain bones' columns as they

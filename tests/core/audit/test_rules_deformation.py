@@ -92,8 +92,10 @@ def test_recomputation_matches_the_modifiers_formula(variant):
 @pytest.mark.parametrize("variant", ["posed chain", "object transforms", "translated, scaled and rotated pose",
                                      "unnormalised and tiny sums", "mask", "mask inverted",
                                      "non-deform bone's group"])
-def test_recomputed_positions_equal_the_formula_to_float64(variant):
-    """The recomputation itself, not the audit's float32 tolerance: equal to rounding."""
+@pytest.mark.parametrize("build_layout", [False, True], ids=["one dense product", "layout of runs"])
+def test_recomputed_positions_equal_the_formula_to_float64(variant, build_layout):
+    """The recomputation itself, not the audit's float32 tolerance: equal to rounding, by either
+    path (a first pose without the layout takes the dense product)."""
     from skin_audit.core.audit.armature_modifier import recompute_blender
 
     rig, kw = _variant(variant)
@@ -103,7 +105,8 @@ def test_recomputed_positions_equal_the_formula_to_float64(variant):
     modifier = mesh.modifier
     own = nr.blender_positions(rig.rest, rig.group_names, rig.weight_array(), rig.rows, rig.channel(),
                                kw.get("mesh_to_armature"), modifier.mask_group, modifier.invert_mask, float32=False)
-    np.testing.assert_allclose(recompute_blender(mesh).positions, own, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(recompute_blender(mesh, build_layout=build_layout).positions, own, rtol=0, atol=1e-12)
+    assert mesh.has_blend_layout() == build_layout
 
 
 def test_skinning_mismatch_names_the_vertices_that_moved_otherwise():
