@@ -33,6 +33,8 @@ BLOCK = 16384
 #: Deform groups at most for the dense product: beyond, its work (every group at every vertex)
 #: exceeds the layout's (non-zero weights only) even for one pose.
 MAX_GROUPS = 64
+#: Multiply-adds of one product that OpenBLAS runs on the calling thread (m n k <= 262144).
+GEMM_SIZE = 262144
 #: Vertices from which the blocks are split between threads.
 PARALLEL_FROM = 65536
 
@@ -76,7 +78,13 @@ def blend_dense(weights: NDArray[np.floating[Any]], rows: NDArray[np.intp], disp
         block_table = table
         if len(active) < r:  # groups without a weight here add nothing
             stored, used, block_table = stored[active], used[active], table[:, active]
-        summed = block_table @ stored.astype(np.float64)  # (13, n)
+        w = stored.astype(np.float64)
+        summed = np.empty((13, hi - lo))
+        # Products small enough for OpenBLAS to keep on this thread (larger ones wake its own
+        # threads, which then contend with ours): columns of at most GEMM_SIZE / (13 k).
+        step = max(GEMM_SIZE // (13 * max(len(w), 1)), 256)
+        for a in range(0, hi - lo, step):
+            np.matmul(block_table, w[:, a:a + step], out=summed[:, a:a + step])
         count[lo:hi] = np.add.reduce(used, axis=0, dtype=np.intp)
         total = summed[12]
         contrib[lo:hi] = total
