@@ -16,8 +16,10 @@ from skin_audit.core.errors import (
     UnsupportedInverseError,
 )
 from skin_audit.core.maths.affine import (
+    affine_inverse,
     as_matrices,
     evaluate_hierarchy,
+    local_from_world,
     rigid_inverse,
     rotation,
     skinning_matrices,
@@ -147,6 +149,29 @@ def test_hierarchy_three_chain_is_parent_times_local():
     np.testing.assert_allclose(world[2], local[0] @ local[1] @ local[2], atol=1e-12)
     # Order matters: L_child G_parent is a different matrix.
     assert np.abs(world[2] - local[2] @ local[1] @ local[0]).max() > 1e-3
+
+
+def test_affine_inverse_undoes_affine_and_3x3_stacks():
+    """Cofactors against the definition (M M^-1 = I) and LAPACK, on rigid, scaled and sheared
+    matrices far from the origin; a singular matrix gives non-finite entries, not an exception."""
+    m = random_rigid(50)
+    m[:, :3, :3] = m[:, :3, :3] @ (np.eye(3) + 0.3 * RNG.normal(size=(50, 3, 3)))
+    m[:, :3, 3] *= 100.0
+    inv = affine_inverse(m)
+    np.testing.assert_allclose(m @ inv, np.broadcast_to(np.eye(4), m.shape), atol=1e-10)
+    np.testing.assert_allclose(inv, np.linalg.inv(m), rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(inv[:, 3], np.broadcast_to([0.0, 0.0, 0.0, 1.0], (50, 4)))
+    np.testing.assert_allclose(affine_inverse(m[:, :3, :3]), np.linalg.inv(m[:, :3, :3]), rtol=1e-10, atol=1e-10)
+    singular = np.eye(4)
+    singular[0, 0] = 0.0
+    assert not np.isfinite(affine_inverse(singular)).all()
+
+
+def test_local_from_world_undoes_the_hierarchy_walk():
+    local = random_rigid(4)
+    local[3] = local[3] @ np.diag([1.0, 2.0, 0.5, 1.0])
+    parents = [-1, 0, 1, 0]
+    np.testing.assert_allclose(local_from_world(evaluate_hierarchy(local, parents), parents), local, atol=1e-12)
 
 
 def test_hierarchy_with_two_roots_and_a_branch():

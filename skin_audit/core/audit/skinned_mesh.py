@@ -13,7 +13,14 @@ from numpy.typing import NDArray
 
 from .. import tolerances
 from ..maths import trees
-from ..maths.affine import apply_affine, hierarchy_levels, largest_side, local_from_world, parent_first_order
+from ..maths.affine import (
+    affine_inverse,
+    apply_affine,
+    hierarchy_levels,
+    largest_side,
+    local_from_world,
+    parent_first_order,
+)
 from ..maths.bbone import NO_POSE_SHAPE, RigBBone, segment_index_and_blend
 from ..maths.bone_runs import BoneRuns, gather_points
 from ..maths.parallel import run_all
@@ -117,7 +124,7 @@ class Bones:
     @cached_property
     def rest_inverse(self) -> F64:
         """(J, 4, 4) inverses of the rest matrices."""
-        out: F64 = np.linalg.inv(self.rest)
+        out: F64 = affine_inverse(self.rest)
         return out
 
     def with_rest_bbone_shapes(self) -> Bones:

@@ -42,6 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ShapeError
+from .affine import affine_inverse
 
 F64 = NDArray[np.float64]
 
@@ -178,30 +179,6 @@ def _matrix(m: ArrayLike, name: str) -> F64:
     if a.shape != (4, 4):
         raise ShapeError(f"B-Bone input {name!r} must be a (4, 4) matrix, got shape {a.shape}")
     return a
-
-
-def _inv(m: F64) -> F64:
-    """Inverse of (..., 4, 4) affine or (..., 3, 3) matrices by cofactors.
-
-    np.linalg.inv on these tiny matrices goes through LAPACK and, on a loaded machine,
-    costs milliseconds each (measured: 5 ms, 615 calls = 2.8 s on the Rigify character).
-    """
-    a = m[..., :3, :3]
-    c0, c1, c2 = a[..., :, 0], a[..., :, 1], a[..., :, 2]
-    inv3 = np.empty(a.shape)
-    r0 = _cross(c1, c2, inv3[..., 0, :])
-    _cross(c2, c0, inv3[..., 1, :])
-    _cross(c0, c1, inv3[..., 2, :])
-    inv3 /= np.sum(c0 * r0, axis=-1)[..., None, None]
-    if m.shape[-1] == 3:
-        out3: F64 = inv3
-        return out3
-    out = np.zeros(m.shape)
-    out[..., :3, :3] = inv3
-    # ...ij,...j->...i: minus the inverse linear part applied to the translation.
-    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv3, m[..., :3, 3])
-    out[..., 3, 3] = 1.0
-    return out
 
 
 def _cross(a: F64, b: F64, out: F64 | None = None) -> F64:
@@ -385,7 +362,7 @@ def spline_parameters(
     do_scale = False
     scale = np.ones(3)
     if rest:
-        imat = _inv(arm)
+        imat = affine_inverse(arm)
         pose_mat = arm
     else:
         if pose is None:
@@ -394,7 +371,7 @@ def spline_parameters(
         s = _size(pose_mat)
         if abs(s[0] - s[1]) > _NONUNIFORM_SCALE or abs(s[1] - s[2]) > _NONUNIFORM_SCALE:
             do_scale, scale = True, s
-        imat = _inv(_normalize_axes(pose_mat) if do_scale else pose_mat)
+        imat = affine_inverse(_normalize_axes(pose_mat) if do_scale else pose_mat)
     head, tail = _head_tail(pose_mat, length)
 
     prev_h = next_h = prev_mat = next_mat = None
@@ -652,8 +629,8 @@ def bbone_deform_matrices(rest_bone: ArrayLike, channel: ArrayLike, rest_segment
     if rest_s.shape != pose_s.shape:
         raise ShapeError(f"rest_segments {rest_s.shape} and pose_segments {pose_s.shape} differ")
     # sij,sjk->sik: each joint's pose times the inverse of its rest.
-    local = np.einsum("sij,sjk->sik", pose_s, _inv(rest_s))
-    out: F64 = (chan @ arm) @ local @ _inv(arm)
+    local = np.einsum("sij,sjk->sik", pose_s, affine_inverse(rest_s))
+    out: F64 = (chan @ arm) @ local @ affine_inverse(arm)
     return out
 
 
@@ -672,7 +649,7 @@ def bbone_deform_matrices_many(rest_bone: ArrayLike, channels: ArrayLike, rest_s
     if pose_s.shape[1:] != rest_s.shape or chan.shape != (len(pose_s), 4, 4):
         raise ShapeError(f"pose_segments {pose_s.shape} and channels {chan.shape} do not match "
                          f"rest_segments {rest_s.shape}")
-    out: F64 = (chan @ arm)[:, None] @ (pose_s @ _inv(rest_s)) @ _inv(arm)
+    out: F64 = (chan @ arm)[:, None] @ (pose_s @ affine_inverse(rest_s)) @ affine_inverse(arm)
     return out
 
 
@@ -707,10 +684,10 @@ def bbone_deform_matrices_multi(rest_bones: Sequence[ArrayLike], channels: Seque
     chan_arm = _joined(chan) @ arm[per_pose]
     # Each (B-Bone, pose)'s row repeated over its joints; each B-Bone's rest joints over its poses.
     joint_rows = np.repeat(np.arange(len(per_pose)), np.array(joints)[per_pose])
-    inv_rest = np.split(_inv(np.concatenate(rest_s)), np.cumsum(joints)[:-1])
+    inv_rest = np.split(affine_inverse(np.concatenate(rest_s)), np.cumsum(joints)[:-1])
     local = np.concatenate([p.reshape(-1, 4, 4) for p in pose_s]) @ np.concatenate(
         [np.tile(inv, (n, 1, 1)) for inv, n in zip(inv_rest, poses, strict=True)])
-    out = chan_arm[joint_rows] @ local @ _inv(arm)[per_pose[joint_rows]]
+    out = chan_arm[joint_rows] @ local @ affine_inverse(arm)[per_pose[joint_rows]]
     sizes = [n * s for n, s in zip(poses, joints, strict=True)]
     return [o.reshape(n, s, 4, 4) for o, n, s in zip(np.split(out, np.cumsum(sizes)[:-1]), poses, joints, strict=True)]
 
@@ -988,9 +965,9 @@ def segment_dual_quaternions(
         base_r = np.tile(np.eye(4), (int(scaled.sum()), 1, 1))
         base_r[:, :3, :3] = _quat_matrices(_mat3_to_quats(tmp[:, :3, :3]))
         base_r[:, :3, 3] = base_rs[scaled, :3, 3]
-        base_inv = _inv(base[scaled])
+        base_inv = affine_inverse(base[scaled])
         rigid[scaled] = np.einsum("sij,sjk->sik", base_r, base_inv)
-        stretch = np.einsum("sij,sjk->sik", _inv(base_r), base_rs[scaled])
+        stretch = np.einsum("sij,sjk->sik", affine_inverse(base_r), base_rs[scaled])
         scale[scaled] = np.einsum("sij,sjk,skl->sil", base[scaled], stretch, base_inv)
     real = _mat3_to_quats(rigid[:, :3, :3])
     t = np.column_stack([np.zeros(n), rigid[:, :3, 3]])
@@ -1105,7 +1082,7 @@ def vertex_segments(co_armature: ArrayLike, bone: BBoneSpline, rest_segments: Ar
     co = np.asarray(co_armature, dtype=np.float64)
     if co.ndim != 2 or co.shape[1] != 3:
         raise ShapeError(f"co_armature must be (V, 3), got shape {co.shape}")
-    inv = _inv(_matrix(bone.rest, "rest"))
+    inv = affine_inverse(_matrix(bone.rest, "rest"))
     co_bone = co @ inv[:3, :3].T + inv[:3, 3]
     return segment_index_and_blend(co_bone, bone.length, rest_segments, bone.mapping_mode)
 
@@ -1389,7 +1366,7 @@ def _spline_matrices_multi(consts: Sequence[_CurveConstants], counts: Sequence[i
     prevs = [c.prev or no_h for c in consts]
     nexts = [c.next or no_h for c in consts]
     length = per_row([c.length for c in consts])
-    imat = _inv(pose)
+    imat = affine_inverse(pose)
     head = pose[:, :3, 3]
     tail = head + pose[:, :3, 1] * length[:, None]
     epsilon = _HANDLE_EPSILON * length
