@@ -282,7 +282,7 @@ def _recompute_dense(mesh: SkinnedMesh, channel: F64) -> Recomputed | None:
     if len(rows) > MAX_GROUPS or (bbones and any(bbones[b] is not None for b in groups[rows].tolist())):
         return None
     premat = mesh.mesh_to_armature
-    matrices = np.linalg.inv(premat) @ channel[groups[rows]] @ premat
+    matrices = mesh.armature_to_mesh @ channel[groups[rows]] @ premat
     if not np.isfinite(matrices).all():
         return None
     displacement = matrices[:, :3, :] - np.eye(4)[:3]
@@ -305,7 +305,7 @@ def _recompute(mesh: SkinnedMesh, channel: F64, joints: tuple[F64, NDArray[np.bo
     flat = mesh.flat_columns
     co = mesh.rest
     premat = mesh.mesh_to_armature
-    back = np.linalg.inv(premat)
+    back = mesh.armature_to_mesh
     sensitive = np.zeros(mesh.vertex_count, dtype=bool)
     if not mesh.modifier.use_vertex_groups:
         # Blender ignores the groups: only envelopes (not reproduced) could move the mesh.

@@ -117,7 +117,7 @@ def engine_offsets(mesh: SkinnedMesh, channel: F64, prepared: PreparedTarget) ->
     arm = blend_runs(prepared.offsets.runs, prepared.offsets.gathered, channel)
     # Armature space -> the mesh's object space: a difference of points turns with the linear part
     # only (ij,jv->iv: einsum keeps it off OpenBLAS's threads).
-    d = np.einsum("ij,jv->iv", np.linalg.inv(mesh.mesh_to_armature)[:3, :3], arm)
+    d = np.einsum("ij,jv->iv", mesh.armature_to_mesh[:3, :3], arm)
     # iv,iv->v: each vertex's squared length; a non-finite position is infinitely far (as in divergence).
     with np.errstate(invalid="ignore", over="ignore"):
         out: F64 = np.sqrt(np.einsum("iv,iv->v", d, d))
@@ -141,6 +141,6 @@ def target_positions(mesh: SkinnedMesh, target: Target, channel: F64, prepared: 
             drawn = deform_layout(layout, channel)
         else:
             drawn[mask] = deform_layout(layout, channel)
-    back = np.linalg.inv(mesh.mesh_to_armature)
+    back = mesh.armature_to_mesh
     out: F64 = drawn @ back[:3, :3].T + back[:3, 3]
     return out

@@ -32,8 +32,8 @@ T = TypeVar("T")
 #: What Bones compute from their rest data only: kept when only the pose or B-Bone shapes change.
 _BONE_CACHES = ("local_rest", "walk", "rest_inverse", "depth_first")
 #: What a SkinnedMesh computes from its rest data only: kept when only the pose changes.
-_MESH_CACHES = ("_size", "deform_columns", "rest_armature", "flat_columns", "influence_table", "mask",
-                "blend_scale", "blend_layout", "bbone_mapping")
+_MESH_CACHES = ("_size", "deform_columns", "armature_to_mesh", "rest_armature", "flat_columns", "influence_table",
+                "mask", "blend_scale", "blend_layout", "bbone_mapping")
 
 
 def _carry_caches(source: object, target: T, names: tuple[str, ...]) -> T:
@@ -261,6 +261,13 @@ class SkinnedMesh:
         edges = flat.starts.tolist()
         return [(int(bone), flat.vertex[edges[c]:edges[c + 1]], flat.weight[edges[c]:edges[c + 1]])
                 for c, bone in enumerate(flat.bones.tolist())]
+
+    @cached_property
+    def armature_to_mesh(self) -> F64:
+        """(4, 4) ``mesh_to_armature`` inverted, once per mesh (LAPACK's small solves are slow
+        beside our threads: ``affine.affine_inverse``)."""
+        out: F64 = np.linalg.inv(self.mesh_to_armature)
+        return out
 
     @cached_property
     def rest_armature(self) -> F64:
