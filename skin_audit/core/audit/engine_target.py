@@ -34,7 +34,7 @@ class Offsets:
     pairs: the engine's position minus Blender's is the blend of these differences alone."""
 
     runs: BoneRuns  # the pairs whose weights differ, with the difference as weight
-    gathered: F64  # (3, N) their rest positions, armature space
+    gathered: F64  # (4, N) their rest positions, armature space, a row of ones last
 
 
 @dataclass(frozen=True)

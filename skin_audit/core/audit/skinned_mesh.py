@@ -176,7 +176,7 @@ class BlendLayout:
 
     runs: BoneRuns  # run numbers: bones, then B-Bone joints from ``joints[bone]`` on
     scaled: F64  # (N,) each weight times Blender's ``a / sum w`` for its vertex
-    gathered: F64  # (3, N) rest positions (object space) in run order
+    gathered: F64  # (4, N) rest positions (object space) in run order, a row of ones last
     joints: dict[int, int]  # B-Bone -> the run number of its first joint
 
 

@@ -124,7 +124,7 @@ class PosedLayout:
     """Prepared influences laid out for many poses: weights grouped by joint (``bone_runs``)."""
 
     runs: BoneRuns
-    gathered: NDArray[np.float64]  # (3, N) rest positions in run order
+    gathered: NDArray[np.float64]  # (4, N) rest positions in run order, a row of ones last
     rest: NDArray[np.float64]  # (V, 3)
     #: (V,) a used slot names no joint (out of range): the vertex is NaN at every pose.
     invalid: NDArray[np.bool_]

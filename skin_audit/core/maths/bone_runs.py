@@ -3,9 +3,10 @@
 
 A per-vertex blend gathers every slot's matrix for every vertex (12 numbers per
 weight) and multiplies row by row.  Grouped by bone, the weights of one bone
-share its matrix: one (3, 3) x (3, n) product per bone over points laid out in
-run order, a multiply by the weights, and one weighted ``bincount`` per
-coordinate back to the vertices.  The layout (``gather_points``) depends only
+share its matrix: one (3, 4) x (4, n) product per bone over points laid out in
+run order (with a row of ones, so the translation comes with the product), a
+multiply by the weights, and one weighted ``bincount`` per coordinate back to
+the vertices.  The layout (``gather_points``) depends only
 on the rest positions and the weights, so a caller computes it once per mesh
 and every pose costs the products and the sums: about half the per-vertex
 blend's time on a million vertices, and the same result up to summation order.
@@ -22,7 +23,7 @@ from .parallel import run_all
 
 F64 = NDArray[np.float64]
 
-#: Columns per (3, 3) x (3, n) product: OpenBLAS keeps products with m n k <= 262144 on the
+#: Columns per (3, 4) x (4, n) product: OpenBLAS keeps products with m n k <= 262144 on the
 #: calling thread; larger ones wake its own threads, which then spin against ours.
 GEMM_COLUMNS = 16384
 #: Weights from which a blend splits its work across threads (below, thread hand-offs cost more).
@@ -69,10 +70,12 @@ def runs_from_table(bones: NDArray[np.intp], weights: F64) -> BoneRuns:
 
 
 def gather_points(runs: BoneRuns, points: F64) -> F64:
-    """(3, N) ``points`` laid out in run order, one row per coordinate (computed once per mesh)."""
+    """(4, N) ``points`` laid out in run order, one row per coordinate and a row of ones (computed
+    once per mesh): a bone's (3, 4) matrix applies to them in one product, translation included."""
     # Each coordinate taken straight from its (strided) column: no transposed copy first.
     columns = np.asarray(points, dtype=np.float64)
-    out: F64 = np.empty((3, len(runs.vertex)))
+    out: F64 = np.empty((4, len(runs.vertex)))
+    out[3] = 1.0
 
     def gather(axis: int) -> None:
         np.take(columns[:, axis], runs.vertex, out=out[axis])
@@ -110,7 +113,7 @@ def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None 
     Parameters
     ----------
     runs : BoneRuns
-    gathered : (3, N) float64, ``gather_points(runs, points)``
+    gathered : (4, N) float64, ``gather_points(runs, points)``
     matrices : (J, 3, 4) or (J, 4, 4) float64, indexed by ``runs.bone``
     weight : (N,) float64, default ``runs.weight`` (a caller may fold a per-vertex factor in)
     add_to : (V, 3) float64, optional: the sums are added to it in place, column by column, and it
@@ -133,9 +136,7 @@ def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None 
             bone = runs.bone[r]
             for a in range(lo, hi, GEMM_COLUMNS):
                 b = min(a + GEMM_COLUMNS, hi)
-                block = products[:, a:b]
-                np.matmul(matrices[bone, :3, :3], gathered[:, a:b], out=block)
-                block += matrices[bone, :3, 3:4]
+                np.matmul(matrices[bone, :3, :], gathered[:, a:b], out=products[:, a:b])
         lo, hi = runs.starts[first], runs.starts[stop]
         with np.errstate(invalid="ignore", over="ignore"):  # inf * weight stays for the audit to report
             products[:, lo:hi] *= w[lo:hi]
