@@ -13,7 +13,7 @@ from skin_audit.core.engines.weights import (
     deform_prepared,
     layout_prepared,
 )
-from skin_audit.core.maths.bone_runs import blend_runs, gather_points, runs_from_table
+from skin_audit.core.maths.bone_runs import blend_runs, blend_runs_many, gather_points, runs_from_table
 
 
 def _table(rng: np.random.Generator, v: int, k: int, j: int) -> tuple[np.ndarray, np.ndarray]:
@@ -176,3 +176,29 @@ def test_run_all_finishes_every_task_before_raising(monkeypatch: pytest.MonkeyPa
 
     with pytest.raises(KeyError, match="pool task"):
         run_all([lambda: None, fails_later])
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_several_poses_blended_together_are_each_pose_blended_alone(monkeypatch: pytest.MonkeyPatch,
+                                                                    threads: str) -> None:
+    """``blend_runs_many``: five poses' products in one, cut to OpenBLAS's one-thread size (runs
+    longer than a cut), split across threads; each pose against the loop, added in place too."""
+    import skin_audit.core.maths.bone_runs as bone_runs
+
+    rng = np.random.default_rng(12)
+    points = rng.normal(size=(3000, 3))
+    bones, weights = _table(rng, 3000, 3, 4)  # few bones: runs of about 2,000 weights
+    runs = runs_from_table(bones, weights)
+    gathered = gather_points(runs, points)
+    matrices = rng.normal(size=(5, 4, 4, 4))
+    monkeypatch.setattr(bone_runs, "GEMM_SIZE", 12 * 5 * 700)  # products of 700 columns
+    monkeypatch.setattr(bone_runs, "PARALLEL_FROM", 0)
+    monkeypatch.setenv("SKIN_AUDIT_THREADS", threads)
+    together = blend_runs_many(runs, gathered, matrices)
+    assert len(together) == 5
+    for k in range(5):
+        np.testing.assert_allclose(together[k].T, _loop(points, bones, weights, matrices[k]), rtol=0, atol=1e-12)
+    base = [rng.normal(size=(3000, 3)) for _ in range(5)]
+    added = blend_runs_many(runs, gathered, matrices[:, :, :3, :], add_to=[b.copy() for b in base])
+    for k in range(5):
+        np.testing.assert_allclose(added[k], base[k] + together[k].T, rtol=0, atol=1e-12)

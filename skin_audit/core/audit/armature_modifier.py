@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..maths import bbone as bb
 from ..maths.affine import apply_affine
-from ..maths.bone_runs import blend_runs, select_runs
+from ..maths.bone_runs import blend_runs, blend_runs_many, select_runs
 from ..maths.dense_blend import MAX_GROUPS, blend_dense
 from ..maths.quaternions import (
     matrix_to_quaternion,
@@ -267,7 +267,8 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None, *, build_la
         dense = _recompute_dense(mesh, channel)
         if dense is not None:
             return dense
-    return _recompute(mesh, channel, None)
+    (out,) = _recompute(mesh, [channel], [None])
+    return out
 
 
 def _recompute_dense(mesh: SkinnedMesh, channel: F64) -> Recomputed | None:
@@ -297,45 +298,76 @@ def recompute_blender_many(mesh: SkinnedMesh, channels: Sequence[F64]) -> list[R
     joints: list[tuple[F64, NDArray[np.bool_]] | None] = [None] * len(channels)
     if channels and mesh.modifier.use_vertex_groups and not mesh.modifier.preserve_volume and has_bbones(mesh):
         joints = list(joint_matrices(mesh, np.asarray(channels)))
-    return [_recompute(mesh, channel, at) for channel, at in zip(channels, joints, strict=True)]
+    return _recompute(mesh, channels, joints)
 
 
-def _recompute(mesh: SkinnedMesh, channel: F64, joints: tuple[F64, NDArray[np.bool_]] | None) -> Recomputed:
-    """``recompute_blender`` at ``channel``; ``joints`` its B-Bone joints' matrices when computed."""
+def _recompute(mesh: SkinnedMesh, channels: Sequence[F64],
+               joints: Sequence[tuple[F64, NDArray[np.bool_]] | None]) -> list[Recomputed]:
+    """``recompute_blender`` at each of ``channels``; ``joints`` their B-Bone joints' matrices when
+    computed.  Poses that blend every run of the layout go through one ``blend_runs_many``."""
     flat = mesh.flat_columns
     co = mesh.rest
-    premat = mesh.mesh_to_armature
     back = mesh.armature_to_mesh
-    sensitive = np.zeros(mesh.vertex_count, dtype=bool)
+    none_sensitive = np.zeros(mesh.vertex_count, dtype=bool)
+    sensitive = [none_sensitive] * len(channels)
+    out: list[F64 | None] = [None] * len(channels)
     if not mesh.modifier.use_vertex_groups:
         # Blender ignores the groups: only envelopes (not reproduced) could move the mesh.
-        out = co.copy()
+        out = [co.copy() for _ in channels]
     elif mesh.modifier.preserve_volume:
         arm_co = mesh.rest_armature
-        dual = accumulate_dual(arm_co, mesh.deform_columns, _with_channel(mesh, channel))
-        out = apply_affine(back, finish_dual(arm_co, dual, mesh.mask))
-        sensitive = dual.order_sensitive
+        for k, channel in enumerate(channels):
+            dual = accumulate_dual(arm_co, mesh.deform_columns, _with_channel(mesh, channel))
+            out[k] = apply_affine(back, finish_dual(arm_co, dual, mesh.mask))
+            sensitive[k] = dual.order_sensitive
     else:
-        layout = mesh.blend_layout
-        runs, scaled, gathered = layout.runs, layout.scaled, layout.gathered
+        _blend_layout(mesh, channels, joints, out)
+    done = [positions for positions in out if positions is not None]
+    assert len(done) == len(channels)
+    return [Recomputed(positions, flat.contrib, flat.count, order)
+            for positions, order in zip(done, sensitive, strict=True)]
+
+
+#: Bytes of products one ``blend_runs_many`` holds at most: poses beyond wait for the next batch
+#: (a million-vertex rig blends one pose at a time; its per-run overhead is small anyway).
+BATCH_BYTES = 64 << 20
+
+
+def _blend_layout(mesh: SkinnedMesh, channels: Sequence[F64],
+                  joints: Sequence[tuple[F64, NDArray[np.bool_]] | None], out: list[F64 | None]) -> None:
+    """The linear blend of ``_recompute`` at each pose, written into ``out``."""
+    layout = mesh.blend_layout
+    runs, scaled, gathered = layout.runs, layout.scaled, layout.gathered
+    premat, back = mesh.mesh_to_armature, mesh.armature_to_mesh
+    lengths = np.diff(runs.starts)
+    every_weight_finite = bool(np.isfinite(scaled).all())
+    whole: list[tuple[int, F64]] = []
+    for k, (channel, at_joints) in enumerate(zip(channels, joints, strict=True)):
         # Bones at rest (channel exactly the identity) add nothing: P^-1 I P - I is zero up to rounding.
         moving = np.any(channel != np.eye(4), axis=(1, 2))
         matrices = channel
         if layout.joints:
             # B-Bones blend their joints' matrices: runs numbered after the bones.
-            at, joint_moving = joints if joints is not None else joint_matrices(mesh, channel[None])[0]
+            at, joint_moving = at_joints if at_joints is not None else joint_matrices(mesh, channel[None])[0]
             matrices = np.concatenate([channel, at])
             moving = np.concatenate([moving, joint_moving])
         # M - I: the blend sums displacements, so an unweighted vertex stays where it is.
         displacement = (back @ matrices @ premat)[:, :3, :] - np.eye(4)[:3]
         moving = moving[runs.bone]
-        lengths = np.diff(runs.starts)
         # (A NaN weight on a bone at rest still reaches its vertex: every run is blended then.)
-        if lengths[moving].sum() < tolerances.BLEND_MOVING_SHARE * lengths.sum() and np.isfinite(scaled).all():
+        if lengths[moving].sum() < tolerances.BLEND_MOVING_SHARE * lengths.sum() and every_weight_finite:
             # A test pose turning one bone: only its subtree's weights are blended.
-            runs, (scaled, gathered) = select_runs(runs, moving, scaled, gathered)
-        out = blend_runs(runs, gathered, displacement, scaled, add_to=co.copy())
-    return Recomputed(out, flat.contrib, flat.count, sensitive)
+            sub, (sub_scaled, sub_gathered) = select_runs(runs, moving, scaled, gathered)
+            out[k] = blend_runs(sub, sub_gathered, displacement, sub_scaled, add_to=mesh.rest.copy())
+        else:
+            whole.append((k, displacement))
+    per_batch = max(1, BATCH_BYTES // max(24 * int(runs.starts[-1]), 1))
+    for first in range(0, len(whole), per_batch):
+        batch = whole[first:first + per_batch]
+        blended = blend_runs_many(runs, gathered, np.stack([d for _, d in batch]), scaled,
+                                  add_to=[mesh.rest.copy() for _ in batch])
+        for (k, _), positions in zip(batch, blended, strict=True):
+            out[k] = positions
 
 
 def _with_channel(mesh: SkinnedMesh, channel: F64) -> SkinnedMesh:

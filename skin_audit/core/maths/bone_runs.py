@@ -14,7 +14,9 @@ blend's time on a million vertices, and the same result up to summation order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,6 +28,8 @@ F64 = NDArray[np.float64]
 #: Columns per (3, 4) x (4, n) product: OpenBLAS keeps products with m n k <= 262144 on the
 #: calling thread; larger ones wake its own threads, which then spin against ours.
 GEMM_COLUMNS = 16384
+#: Multiply-adds of one product that OpenBLAS runs on the calling thread (m n k <= 262144).
+GEMM_SIZE = 262144
 #: Weights from which a blend splits its work across threads (below, thread hand-offs cost more).
 PARALLEL_FROM = 200_000
 
@@ -124,9 +128,24 @@ def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None 
     (3, V) float64, one row per coordinate; vertices without weights get 0.  Non-finite
     matrices reach exactly the vertices weighted to them.  ``add_to`` when given.
     """
+    (out,) = blend_runs_many(runs, gathered, np.asarray(matrices)[None], weight,
+                             None if add_to is None else [add_to])
+    return out
+
+
+def blend_runs_many(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None = None,
+                    add_to: Sequence[F64] | None = None) -> list[F64]:
+    """``blend_runs`` at P poses at once, ``matrices`` (P, J, 3 or 4, 4): each run's product takes
+    every pose's matrix together, (3 P, 4) x (4, n), so a rig of many small runs pays its per-run
+    overhead once, not once per pose.  ``add_to``: P (V, 3) arrays, or None.  Returns P results."""
+    poses = matrices.shape[0]
     n = int(runs.starts[-1])
     w = runs.weight if weight is None else weight
-    products = np.empty((3, n))
+    products = np.empty((3 * poses, n))  # rows 3 k .. 3 k + 2: pose k
+    # Columns per product: at most GEMM_SIZE multiply-adds, which OpenBLAS keeps on this thread.
+    columns = max(min(GEMM_COLUMNS, GEMM_SIZE // (12 * poses)), 1)
+    stacked = np.ascontiguousarray(np.asarray(matrices)[:, :, :3, :].transpose(1, 0, 2, 3))  # (J, P, 3, 4)
+    stacked = stacked.reshape(stacked.shape[0], 3 * poses, 4)
 
     def product(first: int, stop: int) -> None:
         for r in range(first, stop):
@@ -134,29 +153,29 @@ def blend_runs(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | None 
             if lo == hi:
                 continue
             bone = runs.bone[r]
-            for a in range(lo, hi, GEMM_COLUMNS):
-                b = min(a + GEMM_COLUMNS, hi)
-                np.matmul(matrices[bone, :3, :], gathered[:, a:b], out=products[:, a:b])
+            for a in range(lo, hi, columns):
+                b = min(a + columns, hi)
+                np.matmul(stacked[bone], gathered[:, a:b], out=products[:, a:b])
         lo, hi = runs.starts[first], runs.starts[stop]
         with np.errstate(invalid="ignore", over="ignore"):  # inf * weight stays for the audit to report
             products[:, lo:hi] *= w[lo:hi]
 
-    out = np.empty((3, runs.vertex_count)) if add_to is None else add_to.T
+    outs = [np.empty((3, runs.vertex_count)) if add_to is None else add_to[k].T for k in range(poses)]
 
-    def total(axis: int) -> None:
-        sums = np.bincount(runs.vertex, products[axis], minlength=runs.vertex_count)
+    def total(row: int) -> None:
+        sums = np.bincount(runs.vertex, products[row], minlength=runs.vertex_count)
         if add_to is None:
-            out[axis] = sums
+            outs[row // 3][row % 3] = sums
         else:
-            out[axis] += sums
+            outs[row // 3][row % 3] += sums
 
-    if n < PARALLEL_FROM:
+    if n * poses < PARALLEL_FROM:
         product(0, len(runs.bone))
-        for axis in range(3):
-            total(axis)
-        return out if add_to is None else add_to
-    # Two halves of the weights (whole runs), then one coordinate per task.
-    middle = int(np.searchsorted(runs.starts, n // 2))
-    run_all([lambda: product(0, middle), lambda: product(middle, len(runs.bone))])
-    run_all([lambda: total(0), lambda: total(1), lambda: total(2)])
-    return out if add_to is None else add_to
+        for row in range(3 * poses):
+            total(row)
+    else:
+        # Two halves of the weights (whole runs), then one coordinate of one pose per task.
+        middle = int(np.searchsorted(runs.starts, n // 2))
+        run_all([lambda: product(0, middle), lambda: product(middle, len(runs.bone))])
+        run_all([partial(total, row) for row in range(3 * poses)])
+    return outs if add_to is None else list(add_to)

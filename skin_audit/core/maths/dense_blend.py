@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .bone_runs import GEMM_SIZE
 from .parallel import run_all
 
 F64 = NDArray[np.float64]
@@ -33,8 +34,6 @@ BLOCK = 16384
 #: Deform groups at most for the dense product: beyond, its work (every group at every vertex)
 #: exceeds the layout's (non-zero weights only) even for one pose.
 MAX_GROUPS = 64
-#: Multiply-adds of one product that OpenBLAS runs on the calling thread (m n k <= 262144).
-GEMM_SIZE = 262144
 #: Vertices from which the blocks are split between threads.
 PARALLEL_FROM = 65536
 
