@@ -263,7 +263,7 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None, *, build_la
     blend more poses, as the audit does).
     """
     channel = mesh.bones.channel if channel is None else channel
-    if not build_layout and not mesh.has_blend_layout():
+    if not build_layout and not mesh.has_blend_linear():
         dense = _recompute_dense(mesh, channel)
         if dense is not None:
             return dense
@@ -321,7 +321,7 @@ def _recompute(mesh: SkinnedMesh, channels: Sequence[F64],
             out[k] = apply_affine(back, finish_dual(arm_co, dual, mesh.mask))
             sensitive[k] = dual.order_sensitive
     else:
-        _blend_layout(mesh, channels, joints, out)
+        _blend_linear(mesh, channels, joints, out)
     done = [positions for positions in out if positions is not None]
     assert len(done) == len(channels)
     return [Recomputed(positions, flat.contrib, flat.count, order)
@@ -333,7 +333,7 @@ def _recompute(mesh: SkinnedMesh, channels: Sequence[F64],
 BATCH_BYTES = 64 << 20
 
 
-def _blend_layout(mesh: SkinnedMesh, channels: Sequence[F64],
+def _blend_linear(mesh: SkinnedMesh, channels: Sequence[F64],
                   joints: Sequence[tuple[F64, NDArray[np.bool_]] | None], out: list[F64 | None]) -> None:
     """The linear blend of ``_recompute`` at each pose, written into ``out``."""
     layout = mesh.blend_layout
