@@ -263,7 +263,7 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None, *, build_la
     blend more poses, as the audit does).
     """
     channel = mesh.bones.channel if channel is None else channel
-    if not build_layout and not mesh.has_blend_linear():
+    if not build_layout and not mesh.has_blend_layout():
         dense = _recompute_dense(mesh, channel)
         if dense is not None:
             return dense
