@@ -31,8 +31,8 @@ F64 = NDArray[np.float64]
 
 #: Vertices per product: the weights' float64 block (groups x BLOCK) stays in cache.
 BLOCK = 16384
-#: Deform groups at most for the dense product: beyond, its work (every group at every vertex)
-#: exceeds the layout's (non-zero weights only) even for one pose.
+#: Deform groups at most for the dense product: beyond, in a random vertex order (every block
+#: meets every group) its work would exceed the layout's (non-zero weights only) even for one pose.
 MAX_GROUPS = 64
 #: Vertices from which the blocks are split between threads.
 PARALLEL_FROM = 65536
