@@ -270,9 +270,9 @@ def affine_inverse(m: F64) -> F64:
     a = m[..., :3, :3]
     c0, c1, c2 = a[..., :, 0], a[..., :, 1], a[..., :, 2]
     inv3 = np.empty(a.shape)
-    r0 = _cross_into(c1, c2, inv3[..., 0, :])
-    _cross_into(c2, c0, inv3[..., 1, :])
-    _cross_into(c0, c1, inv3[..., 2, :])
+    r0 = cross(c1, c2, inv3[..., 0, :])
+    cross(c2, c0, inv3[..., 1, :])
+    cross(c0, c1, inv3[..., 2, :])
     with np.errstate(divide="ignore", invalid="ignore"):
         inv3 /= np.sum(c0 * r0, axis=-1)[..., None, None]
     if m.shape[-1] == 3:
@@ -286,8 +286,11 @@ def affine_inverse(m: F64) -> F64:
     return out
 
 
-def _cross_into(a: F64, b: F64, out: F64) -> F64:
-    """``np.cross`` of (..., 3) vectors written into ``out``, without its axis shuffling."""
+def cross(a: F64, b: F64, out: F64 | None = None) -> F64:
+    """``np.cross`` of (..., 3) vectors, the same products, without its axis shuffling (it dominated
+    the small-matrix maths of the B-Bones); into ``out`` when given."""
+    if out is None:
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape))
     out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
     out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
     out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]

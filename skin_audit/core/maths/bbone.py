@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ShapeError
-from .affine import affine_inverse
+from .affine import affine_inverse, cross
 
 F64 = NDArray[np.float64]
 
@@ -179,17 +179,6 @@ def _matrix(m: ArrayLike, name: str) -> F64:
     if a.shape != (4, 4):
         raise ShapeError(f"B-Bone input {name!r} must be a (4, 4) matrix, got shape {a.shape}")
     return a
-
-
-def _cross(a: F64, b: F64, out: F64 | None = None) -> F64:
-    """``np.cross`` of (..., 3) vectors, the same products, without its axis shuffling (it dominated
-    the small-matrix maths here)."""
-    if out is None:
-        out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    return out
 
 
 def _norm(a: F64, axis: int) -> F64:
@@ -906,7 +895,7 @@ def _mat3_to_quats(m: F64) -> F64:
     """(N, 4) Blender's mat3_to_quat over (N, 3, 3): axes normalised, a reflection negated."""
     unit = m / _norm(m, 1)[:, None, :]
     c0, c1, c2 = unit[:, :, 0], unit[:, :, 1], unit[:, :, 2]
-    negative = np.sum(c0 * _cross(c1, c2), axis=1) < 0.0
+    negative = np.sum(c0 * cross(c1, c2), axis=1) < 0.0
     unit = np.where(negative[:, None, None], -unit, unit)
     return _normalized_to_quats(unit)
 
@@ -956,7 +945,7 @@ def segment_dual_quaternions(
     m3 = mat[:, :3, :3]
     gram = np.einsum("sji,sjk->sik", m3, m3)
     orthonormal = np.abs(gram - np.eye(3)).max(axis=(1, 2)) <= _DQ_ORTHONORMAL
-    det = np.sum(m3[:, :, 0] * _cross(m3[:, :, 1], m3[:, :, 2]), axis=1)
+    det = np.sum(m3[:, :, 0] * cross(m3[:, :, 1], m3[:, :, 2]), axis=1)
     scaled = ~orthonormal | (det < 0.0) | (np.sum(dscale * dscale, axis=1) > _DQ_SCALE * _DQ_SCALE)
     rigid = mat.copy()
     scale = np.tile(np.eye(4), (n, 1, 1))
