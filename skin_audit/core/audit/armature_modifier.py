@@ -282,14 +282,19 @@ def _recompute_dense(mesh: SkinnedMesh, channel: F64) -> Recomputed | None:
     bbones = mesh.bones.bbones
     if len(rows) > MAX_GROUPS or (bbones and any(bbones[b] is not None for b in groups[rows].tolist())):
         return None
-    premat = mesh.mesh_to_armature
-    matrices = mesh.armature_to_mesh @ channel[groups[rows]] @ premat
-    if not np.isfinite(matrices).all():
+    displacement = _displacements(mesh, channel[groups[rows]])
+    if not np.isfinite(displacement).all():
         return None
-    displacement = matrices[:, :3, :] - np.eye(4)[:3]
     positions, contrib, count = blend_dense(mesh.weights, rows, displacement, mesh.rest, mesh.mask,
                                             tolerances.BLENDER_MIN_CONTRIB)
     return Recomputed(positions, contrib, count, np.zeros(mesh.vertex_count, dtype=bool))
+
+
+def _displacements(mesh: SkinnedMesh, matrices: F64) -> F64:
+    """(J, 3, 4) ``P^-1 M P - I`` of armature-space deform matrices ``matrices``: what each adds to
+    a point in the mesh's space (the blend sums displacements, so an unweighted vertex stays put)."""
+    out: F64 = (mesh.armature_to_mesh @ matrices @ mesh.mesh_to_armature)[:, :3, :] - np.eye(4)[:3]
+    return out
 
 
 def recompute_blender_many(mesh: SkinnedMesh, channels: Sequence[F64]) -> list[Recomputed]:
@@ -338,7 +343,6 @@ def _blend_linear(mesh: SkinnedMesh, channels: Sequence[F64],
     """The linear blend of ``_recompute`` at each pose, written into ``out``."""
     layout = mesh.blend_layout
     runs, scaled, gathered = layout.runs, layout.scaled, layout.gathered
-    premat, back = mesh.mesh_to_armature, mesh.armature_to_mesh
     lengths = np.diff(runs.starts)
     every_weight_finite = bool(np.isfinite(scaled).all())
     whole: list[tuple[int, F64]] = []
@@ -351,8 +355,7 @@ def _blend_linear(mesh: SkinnedMesh, channels: Sequence[F64],
             at, joint_moving = at_joints if at_joints is not None else joint_matrices(mesh, channel[None])[0]
             matrices = np.concatenate([channel, at])
             moving = np.concatenate([moving, joint_moving])
-        # M - I: the blend sums displacements, so an unweighted vertex stays where it is.
-        displacement = (back @ matrices @ premat)[:, :3, :] - np.eye(4)[:3]
+        displacement = _displacements(mesh, matrices)
         moving = moving[runs.bone]
         # (A NaN weight on a bone at rest still reaches its vertex: every run is blended then.)
         if lengths[moving].sum() < tolerances.BLEND_MOVING_SHARE * lengths.sum() and every_weight_finite:
