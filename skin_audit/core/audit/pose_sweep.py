@@ -114,6 +114,21 @@ def _keep_lower(best: F64, best_pose: NDArray[np.intp], index: NDArray[np.intp],
     return lower
 
 
+def _keep_lowest(best: F64, best_pose: NDArray[np.intp], index: NDArray[np.intp], values: F64,
+                 ks: NDArray[np.intp]) -> None:
+    """``_keep_lower`` of the columns of ``values`` (n, P) in turn, poses ``ks``, in one pass:
+    a row's smallest value (NaN skipped: it never beats a value), the first column among equals."""
+    if values.shape[1] == 1:
+        _keep_lower(best, best_pose, index, values[:, 0], int(ks[0]))
+        return
+    key = np.where(np.isnan(values), np.inf, values)
+    column = np.argmin(key, axis=1)
+    lowest = key[np.arange(len(key)), column]
+    lower = lowest < best[index]
+    best[index[lower]] = lowest[lower]
+    best_pose[index[lower]] = ks[column[lower]]
+
+
 def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> SweepResult:
     """Evaluate every sweep pose; keep each vertex's worst LBS squash and the pose responsible.
 
@@ -437,6 +452,20 @@ class _SweepArrays:
             _keep_lower(self.moderate_det, self.moderate_det_pose, index, d, k)
         return better
 
+    def update_many(self, index: NDArray[np.intp], ks: NDArray[np.intp], s: F64, d: F64,
+                    moderate: NDArray[np.bool_]) -> None:
+        """``update`` with several poses at once: ``s`` and ``d`` are (n, P), column ``p`` pose
+        ``ks[p]`` (ascending), ``moderate`` (P,) which of them are moderate.  Each vertex keeps
+        its smallest value and the first pose giving it, NaN never: as ``update`` pose by pose."""
+        _keep_lowest(self.smallest, self.worst, index, s, ks)
+        _keep_lowest(self.det, self.det_pose, index, d, ks)
+        if moderate.all():
+            _keep_lowest(self.moderate_smallest, self.moderate_pose, index, s, ks)
+            _keep_lowest(self.moderate_det, self.moderate_det_pose, index, d, ks)
+        elif moderate.any():
+            _keep_lowest(self.moderate_smallest, self.moderate_pose, index, s[:, moderate], ks[moderate])
+            _keep_lowest(self.moderate_det, self.moderate_det_pose, index, d[:, moderate], ks[moderate])
+
 
 def _bent_bbones(mesh: SkinnedMesh, turned: NDArray[np.bool_]) -> set[int]:
     """Weighted B-Bones a sweep pose bends: the bone and its handles do not all turn alike.
@@ -543,6 +572,12 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
     ``sum_c F_c L_c + sum_bent w_j ((1 - b) D_j[i] + b D_j[i + 1])``: its weight per class times
     the class's linear part, plus each bent B-Bone's segment blend (segment ``i`` and blend ``b``
     computed once per B-Bone, the joints' deform matrices ``D_j`` once per pose).
+
+    The measured poses go in batches, each built vertex by vertex (a vertex's poses side by side:
+    a few operations over the whole batch, not a few per pose over one pose's rows) and measured
+    in blocks on the thread pool; each vertex's worst over the batch, the first of equal values
+    (``_SweepArrays.update_many``), updates the running worst values as pose-by-pose updates in
+    pose order would.
     """
     flat = mesh.flat_columns
     v = mesh.vertex_count
@@ -559,50 +594,47 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
     bent_columns = []
     for j in sorted(bent):
         idx, w, seg, blend = shared.bbone_column(j)
-        # (Each weight repeated over the 9 numbers: a product broadcast along a short axis is slow.)
-        bent_columns.append((j, remap[idx], np.repeat(w[:, None] * (1.0 - blend)[:, None], 9, axis=1),
-                             np.repeat(w[:, None] * blend[:, None], 9, axis=1), seg, seg + 1))
+        w_in, w_out = w * (1.0 - blend), w * blend
+        bent_columns.append((j, remap[idx], w_in[:, None, None], w_out[:, None, None], seg, seg + 1))
     moved = contrib > tolerances.BLENDER_MIN_CONTRIB
-    scale = np.repeat((1.0 / np.where(moved, contrib, 1.0))[:, None], 9, axis=1)
+    scale = (1.0 / np.where(moved, contrib, 1.0))[:, None]
     measured, deform = ahead.measured, ahead.deform
     still = ~moved
-    gemm_rows = max(1, _GEMM_SIZE // (9 * classes))
     bone_worst = 1.0
-    # The measured poses in batches of about _BATCH_ROWS matrices: each pose's 3x3 built as
-    # before, then the whole batch measured in blocks on the thread pool (each matrix's numbers do
-    # not depend on its block), then the running worst values updated pose by pose, in order.
     batch = max(1, _BATCH_ROWS // n)
     for first in range(0, len(measured), batch):
         ms = measured[first:first + batch]
-        linear = shared.scratch("linear", len(ms) * n, 9).reshape(len(ms), n, 9)
-        for i, p in enumerate(ms):
-            m = first + i
-            lm = linear[i]
-            # nc,ck->nk: each vertex's weight per class times the class's linear part (9 numbers), in
-            # blocks of rows that OpenBLAS keeps on this thread (larger ones wake its threads, which
-            # then spin against the rest of the sweep).
-            for lo in range(0, n, gemm_rows):
-                np.matmul(per_class[lo:lo + gemm_rows], lin[p, representative].reshape(classes, 9),
-                          out=lm[lo:lo + gemm_rows])
-            for j, local, w_in, w_out, seg, seg1 in bent_columns:
-                # lm[local] += w_in * d9[seg] + w_out * d9[seg1], the same sums with fewer temporaries.
-                d9 = deform[j][m]
-                add = np.take(d9, seg, axis=0)
-                add *= w_in
-                out = np.take(d9, seg1, axis=0)
-                out *= w_out
-                add += out
-                add += np.take(lm, local, axis=0)
-                lm[local] = add
-            lm *= scale
+        count = len(ms)
+        # (n, count * 9): vertex by vertex, its poses' 3x3 matrices side by side.
+        linear = shared.scratch("linear", n, count * 9)
+        # nc,ck->nk over every pose of the batch at once, in blocks of rows that OpenBLAS keeps
+        # on this thread (larger ones wake its threads, which then spin against the rest).
+        parts = np.ascontiguousarray(lin[ms][:, representative].reshape(count, classes, 9).transpose(1, 0, 2))
+        parts = parts.reshape(classes, count * 9)
+        gemm_rows = max(1, _GEMM_SIZE // (9 * count * classes))
+        for lo in range(0, n, gemm_rows):
+            np.matmul(per_class[lo:lo + gemm_rows], parts, out=linear[lo:lo + gemm_rows])
+        by_pose = linear.reshape(n, count, 9)
+        for j, local, w_in, w_out, seg, seg1 in bent_columns:
+            # by_pose[local] += w_in * D[seg] + w_out * D[seg1], the joints' matrices of every pose.
+            d9 = np.ascontiguousarray(deform[j][first:first + count].transpose(1, 0, 2))  # (joints, count, 9)
+            add = np.take(d9, seg, axis=0)
+            add *= w_in
+            out = np.take(d9, seg1, axis=0)
+            out *= w_out
+            add += out
+            add += np.take(by_pose, local, axis=0)
+            by_pose[local] = add
+        linear *= scale
         smallest, det = _measure(linear.reshape(-1, 9), shared)
-        for i, p in enumerate(ms):
-            k = pose_ids[p]
-            sv, dv = smallest[i * n:(i + 1) * n], det[i * n:(i + 1) * n]
-            sv[still] = 1.0  # Blender does not move them
-            dv[still] = 1.0
-            r.update(index, k, sv, dv, is_moderate(poses[k]))
-            bone_worst = min(bone_worst, float(sv.min()))
+        sv, dv = smallest.reshape(n, count), det.reshape(n, count)
+        sv[still] = 1.0  # Blender does not move them
+        dv[still] = 1.0
+        ks = np.array([pose_ids[p] for p in ms], dtype=np.intp)
+        moderate = np.array([is_moderate(poses[k]) for k in ks.tolist()], dtype=bool)
+        r.update_many(index, ks, sv, dv, moderate)
+        for worst in sv.min(axis=0).tolist():  # (a pose with a NaN leaves the bone's worst as it was)
+            bone_worst = min(bone_worst, worst)
     return bone_worst
 
 

@@ -156,3 +156,110 @@ def test_bone_plans_from_the_forest_are_those_of_the_channels_compared(monkeypat
         assert any(p.numeric for p in from_forest) and not all(p.numeric for p in from_forest)
     if rigid_blend is not None:
         assert all(p.turned.all() for p in from_forest)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_running_worst_of_many_poses_at_once_is_that_of_pose_by_pose_updates(seed):
+    # update_many (a numeric bone's batch of poses in one pass) against update, pose by pose in
+    # pose order: values on a coarse grid (ties within a row and with the running worst), NaN,
+    # -0.0 against 0.0, and a mix of moderate and extreme poses.
+    rng = np.random.default_rng(seed)
+    v, n, p = 500, 300, 7
+    index = np.sort(rng.choice(v, n, replace=False))
+    s = np.round(rng.random((n, p)) * 4) / 4
+    d = np.round(rng.random((n, p)) * 4) / 4 - 0.25
+    s[rng.random((n, p)) < 0.1] = np.nan
+    d[rng.random((n, p)) < 0.1] = np.nan
+    s[rng.random((n, p)) < 0.05] = -0.0
+    ks = np.sort(rng.choice(1000, p, replace=False))
+    moderate = rng.random(p) < 0.5
+    moderate[:2] = True, False
+
+    def started() -> pose_sweep._SweepArrays:
+        r = pose_sweep._SweepArrays(v)
+        r.update(index, 0, np.round(rng_start.random(n) * 4) / 4, np.round(rng_start.random(n) * 4) / 4, True)
+        return r
+
+    rng_start = np.random.default_rng(seed + 10)
+    one_by_one = started()
+    for column, k in enumerate(ks.tolist()):
+        one_by_one.update(index, k, s[:, column].copy(), d[:, column].copy(), bool(moderate[column]))
+    rng_start = np.random.default_rng(seed + 10)
+    together = started()
+    together.update_many(index, ks, s, d, moderate)
+    for name, a in vars(one_by_one).items():
+        b = vars(together)[name]
+        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), name
+        assert np.array_equal(np.signbit(a), np.signbit(b)), name
+    assert (together.worst[index] > 0).any() and (together.moderate_pose[index] > 0).any()
+
+
+@pytest.mark.parametrize("build", [_bbone_chain_mesh, _fork_mesh])
+def test_numeric_bones_give_the_same_bits_one_pose_at_a_time(monkeypatch, build):
+    # A numeric bone's poses go in batches (each vertex's poses side by side); with room for one
+    # pose a batch each pose is built, measured and kept alone, as before batching.
+    bb._SEGMENT_MEMO.clear()
+    batched = pose_sweep.run_sweep(build())
+    monkeypatch.setattr(pose_sweep, "_BATCH_ROWS", 1)
+    bb._SEGMENT_MEMO.clear()
+    alone = pose_sweep.run_sweep(build())
+    for field in dataclasses.fields(pose_sweep.SweepResult):
+        a, b = getattr(batched, field.name), getattr(alone, field.name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), field.name
+    assert batched.per_bone == alone.per_bone
+    assert batched.smallest.min() < 0.95
+
+
+def _brute_force_values(mesh) -> tuple[list, np.ndarray]:
+    """Every sweep pose's smallest singular value of every vertex's blended 3x3 (by weight sum),
+    from each column's own matrices (B-Bones: every one by its segments, bent or not) and
+    LAPACK's SVD; 1 where the weight sum is too small for Blender to move the vertex."""
+    base = mesh.for_test_poses()
+    co = base.rest_armature
+    poses = pose_sweep.sweep_poses(base, (90.0, 180.0))
+    values = np.ones((len(poses), base.vertex_count))
+    for k, pose in enumerate(poses):
+        channel = pose_sweep.pose_channel(base, pose)
+        total = np.zeros((base.vertex_count, 3, 3))
+        contrib = np.zeros(base.vertex_count)
+        for j, idx, w in base.deform_columns:
+            rb = base.bones.bbones[j]
+            if rb is not None:
+                segments = bb.rig_pose_segments(rb, j, channel, base.bones.rest)
+                m = bb.vertex_matrices(co[idx], rb.spline, channel[j], rb.rest_segments, segments)[:, :3, :3]
+            else:
+                m = channel[j][:3, :3]
+            total[idx] += w[:, None, None] * m
+            contrib[idx] += w
+        moved = contrib > 1e-4
+        values[k, moved] = np.linalg.svd(total[moved] / contrib[moved, None, None], compute_uv=False)[:, -1]
+    return poses, np.minimum(values, 1.0)
+
+
+@pytest.mark.parametrize("build", [_bbone_chain_mesh, _fork_mesh])
+def test_sweep_values_are_those_of_every_pose_blended_and_measured_one_by_one(build):
+    # Independent truth for the numeric bones' batches (and the closed form beside them): every
+    # vertex at every pose blended column by column and measured by LAPACK.  Some vertices carry
+    # a weight sum under Blender's 1e-4 rule: they do not move, so they measure 1.
+    mesh = build()
+    weights = np.array(mesh.weights, copy=True)
+    faint = np.flatnonzero(weights.sum(axis=0) > 0)[::37]
+    weights[:, faint] *= 1e-5 / weights[:, faint].sum(axis=0)
+    mesh = dataclasses.replace(mesh, weights=weights)
+    result = pose_sweep.run_sweep(mesh)
+    poses, values = _brute_force_values(mesh)
+    assert list(result.poses) == poses
+    assert values.min() < 0.5 and (values[:, faint] == 1.0).all()
+    np.testing.assert_allclose(result.smallest, values.min(axis=0), rtol=0, atol=1e-9)
+    moderate = np.array([pose_sweep.is_moderate(p) for p in poses])
+    np.testing.assert_allclose(result.moderate_smallest, values[moderate].min(axis=0), rtol=0, atol=1e-9)
+    named = result.worst_pose >= 0
+    np.testing.assert_allclose(values[result.worst_pose[named], np.flatnonzero(named)], result.smallest[named],
+                               rtol=0, atol=1e-9)
+    assert (result.smallest[~named] == 1.0).all()
+    for bone, worst in result.per_bone.items():
+        mine = [k for k, p in enumerate(poses) if p.bone == bone]
+        assert worst == pytest.approx(values[mine].min(), abs=1e-9), mesh.bones.names[bone]
+    numeric = {c[1] for c in _numeric_cases(mesh)}
+    assert numeric and numeric < set(result.per_bone)  # numeric bones and closed-form ones were compared
