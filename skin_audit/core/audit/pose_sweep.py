@@ -24,7 +24,6 @@ from ..maths.affine import rotation
 from ..maths.bbone import (
     bbone_deform_matrices_multi,
     rig_pose_segments_multi,
-    vertex_segments,
 )
 from ..maths.parallel import run_all, thread_count
 from ..maths.small_svd import WORKSPACE_ROWS, smallest_singular_and_det
@@ -154,7 +153,7 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     # included, is cleared, as Blender's spot checks clear it on their sandbox copies.
     # The weight tables depend on the weights alone: built on the caller's mesh, they are kept
     # for its next sweep and audit steps, and the test-pose copy carries them.
-    _ = mesh.influence_table, mesh.flat_columns, mesh.deform_columns, mesh.rest_armature
+    _ = mesh.influence_table, mesh.flat_columns, mesh.deform_columns, mesh.rest_armature, mesh.bbone_mapping
     mesh = mesh.for_test_poses()
     table = mesh.influence_table
     v = mesh.vertex_count
@@ -528,10 +527,8 @@ class _Shared:
         hit = self._segments.get(j)
         if hit is None:
             mesh = self.mesh
-            rb = mesh.bones.bbones[j]
-            assert rb is not None
             idx, w = next((idx, w) for b, idx, w in mesh.deform_columns if b == j)
-            seg, blend = vertex_segments(mesh.rest_armature[idx], rb.spline, rb.rest_segments)
+            seg, blend = mesh.bbone_mapping[j]  # (the recomputation's, shared: rest data)
             hit = self._segments[j] = (idx, w, seg, blend)
         return hit
 
