@@ -18,7 +18,7 @@ import pytest
 
 from skin_audit.core.audit import pose_sweep
 from skin_audit.core.maths import bbone as bb
-from tests.core.audit.test_sweep_threads import _bbone_chain_mesh, with_middle_bbone
+from tests.core.audit.test_sweep_threads import _bbone_chain_mesh, assert_same_sweep, with_middle_bbone
 from tests.factories.numpy_rigs import BoneRow, Rig, skinned_mesh
 
 
@@ -91,19 +91,20 @@ def test_forest_rows_refuse_classes_that_are_not_the_turned_bones():
     assert pose_sweep._two_class_rows(mesh, bone, three, used, plan.turned, forest, is_bent, shared) is None
 
 
+def _sweep_before_and_after(monkeypatch, build, name: str, value) -> tuple:
+    """The sweep of ``build()``, then again with ``pose_sweep.<name>`` set to ``value`` (each run
+    computes its B-Bone curves afresh)."""
+    bb._SEGMENT_MEMO.clear()
+    before = pose_sweep.run_sweep(build())
+    monkeypatch.setattr(pose_sweep, name, value)
+    bb._SEGMENT_MEMO.clear()
+    return before, pose_sweep.run_sweep(build())
+
+
 @pytest.mark.parametrize("build", [_bbone_chain_mesh, _fork_mesh])
 def test_the_sweep_gives_the_same_bits_with_the_scan_alone(monkeypatch, build):
-    bb._SEGMENT_MEMO.clear()
-    with_forest = pose_sweep.run_sweep(build())
-    monkeypatch.setattr(pose_sweep, "_two_class_rows", lambda *args: None)
-    bb._SEGMENT_MEMO.clear()
-    scanned = pose_sweep.run_sweep(build())
-    for field in dataclasses.fields(pose_sweep.SweepResult):
-        a, b = getattr(with_forest, field.name), getattr(scanned, field.name)
-        if isinstance(a, np.ndarray):
-            assert a.dtype == b.dtype and np.array_equal(a, b), field.name
-    assert with_forest.per_bone == scanned.per_bone
-    assert with_forest.poses == scanned.poses
+    with_forest, scanned = _sweep_before_and_after(monkeypatch, build, "_two_class_rows", lambda *args: None)
+    assert_same_sweep(with_forest, scanned)
     assert with_forest.smallest.min() < 0.95  # the B-Bone bends: vertices squash
 
 
@@ -111,16 +112,8 @@ def test_the_sweep_gives_the_same_bits_with_the_scan_alone(monkeypatch, build):
 def test_curves_computed_ahead_give_the_same_bits_one_bone_at_a_time(monkeypatch, build):
     # The numeric bones' B-Bone curves are computed together, a chunk of bones ahead; with a
     # budget of one bone per chunk each bone's curves are computed alone, as before batching.
-    bb._SEGMENT_MEMO.clear()
-    together = pose_sweep.run_sweep(build())
-    monkeypatch.setattr(pose_sweep, "_AHEAD_NUMBERS", 1)
-    bb._SEGMENT_MEMO.clear()
-    alone = pose_sweep.run_sweep(build())
-    for field in dataclasses.fields(pose_sweep.SweepResult):
-        a, b = getattr(together, field.name), getattr(alone, field.name)
-        if isinstance(a, np.ndarray):
-            assert np.array_equal(a, b), field.name
-    assert together.per_bone == alone.per_bone
+    together, alone = _sweep_before_and_after(monkeypatch, build, "_AHEAD_NUMBERS", 1)
+    assert_same_sweep(together, alone)
     assert len(list(_numeric_cases(build()))) >= 2  # (several numeric bones: the chunks differ)
 
 
@@ -198,16 +191,8 @@ def test_running_worst_of_many_poses_at_once_is_that_of_pose_by_pose_updates(see
 def test_numeric_bones_give_the_same_bits_one_pose_at_a_time(monkeypatch, build):
     # A numeric bone's poses go in batches (each vertex's poses side by side); with room for one
     # pose a batch each pose is built, measured and kept alone, as before batching.
-    bb._SEGMENT_MEMO.clear()
-    batched = pose_sweep.run_sweep(build())
-    monkeypatch.setattr(pose_sweep, "_BATCH_ROWS", 1)
-    bb._SEGMENT_MEMO.clear()
-    alone = pose_sweep.run_sweep(build())
-    for field in dataclasses.fields(pose_sweep.SweepResult):
-        a, b = getattr(batched, field.name), getattr(alone, field.name)
-        if isinstance(a, np.ndarray):
-            assert a.dtype == b.dtype and np.array_equal(a, b), field.name
-    assert batched.per_bone == alone.per_bone
+    batched, alone = _sweep_before_and_after(monkeypatch, build, "_BATCH_ROWS", 1)
+    assert_same_sweep(batched, alone)
     assert batched.smallest.min() < 0.95
 
 
