@@ -443,19 +443,15 @@ class _SweepArrays:
         self.moderate_pose = np.full(v, -1, dtype=np.intp)
         self.moderate_det_pose = np.full(v, -1, dtype=np.intp)
 
-    def update(self, index: NDArray[np.intp], k: int, s: F64, d: F64, moderate: bool) -> NDArray[np.bool_]:
-        better = _keep_lower(self.smallest, self.worst, index, s, k)
-        _keep_lower(self.det, self.det_pose, index, d, k)
-        if moderate:
-            _keep_lower(self.moderate_smallest, self.moderate_pose, index, s, k)
-            _keep_lower(self.moderate_det, self.moderate_det_pose, index, d, k)
-        return better
+    def update(self, index: NDArray[np.intp], k: int, s: F64, d: F64, moderate: bool) -> None:
+        """Pose ``k``'s values ``s`` and ``d`` (n,) of the vertices ``index`` (``_keep_lower``)."""
+        self.update_many(index, np.array([k]), s[:, None], d[:, None], np.array([moderate]))
 
     def update_many(self, index: NDArray[np.intp], ks: NDArray[np.intp], s: F64, d: F64,
                     moderate: NDArray[np.bool_]) -> None:
-        """``update`` with several poses at once: ``s`` and ``d`` are (n, P), column ``p`` pose
-        ``ks[p]`` (ascending), ``moderate`` (P,) which of them are moderate.  Each vertex keeps
-        its smallest value and the first pose giving it, NaN never: as ``update`` pose by pose."""
+        """Several poses at once: ``s`` and ``d`` are (n, P), column ``p`` pose ``ks[p]``
+        (ascending), ``moderate`` (P,) which of them are moderate.  Each vertex keeps its smallest
+        value and the first pose giving it, NaN never: as ``_keep_lower`` pose by pose in order."""
         _keep_lowest(self.smallest, self.worst, index, s, ks)
         _keep_lowest(self.det, self.det_pose, index, d, ks)
         if moderate.all():
