@@ -14,6 +14,7 @@ import bpy
 import numpy as np
 
 from ...core.audit.skinned_mesh import ArmatureModifierSettings, Bones, SkinnedMesh
+from ...core.maths.affine import affine_inverse
 from ..sandbox import Sandbox, sandbox
 from .arrays import bone_hierarchy, flags, matrices, matrix, mesh_positions, pose_matrices
 from .bbones import read_bbones
@@ -267,7 +268,7 @@ def extract(
         rest=rest,
         group_names=tuple(g.name for g in obj.vertex_groups),
         weights=group_weights(obj),
-        mesh_to_armature=np.linalg.inv(arm_world) @ matrix(obj_eval.matrix_world),
+        mesh_to_armature=affine_inverse(arm_world) @ matrix(obj_eval.matrix_world),  # (no LAPACK: affine_inverse)
         bones=bones,
         modifier=_settings(mod),
         blender=blender_out,

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..engines.targets import Target, get_target
 from ..engines.weights import PosedLayout, PreparedInfluences, deform_layout, layout_prepared, prepare_exported
+from ..maths.affine import apply_affine
 from ..maths.bone_runs import BoneRuns, blend_runs, gather_points, runs_from_table
 from .armature_modifier import has_bbones
 from .options import AuditOptions
@@ -141,6 +142,6 @@ def target_positions(mesh: SkinnedMesh, target: Target, channel: F64, prepared: 
             drawn = deform_layout(layout, channel)
         else:
             drawn[mask] = deform_layout(layout, channel)
-    back = mesh.armature_to_mesh
-    out: F64 = drawn @ back[:3, :3].T + back[:3, 3]
-    return out
+    # (apply_affine: one product over every vertex would wake OpenBLAS's threads, which then spin
+    # against the audit's own for the next tenth of a second)
+    return apply_affine(mesh.armature_to_mesh, drawn)

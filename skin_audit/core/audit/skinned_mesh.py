@@ -266,7 +266,7 @@ class SkinnedMesh:
     def armature_to_mesh(self) -> F64:
         """(4, 4) ``mesh_to_armature`` inverted, once per mesh (LAPACK's small solves are slow
         beside our threads: ``affine.affine_inverse``)."""
-        out: F64 = np.linalg.inv(self.mesh_to_armature)
+        out: F64 = affine_inverse(self.mesh_to_armature)
         return out
 
     @cached_property

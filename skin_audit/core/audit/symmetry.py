@@ -140,7 +140,10 @@ def reflection(pairs: BonePairs) -> F64:
 
 def reflect_points(points: F64, pairs: BonePairs) -> F64:
     """(V, 3) points mirrored across the symmetry plane."""
-    out: F64 = points - 2.0 * (points @ pairs.normal - pairs.offset)[:, None] * pairs.normal
+    # vi,i->v: each point's height along the normal (einsum's own loop: ``points @ normal`` hands a
+    # long matrix-vector product to OpenBLAS's threads, which then spin against ours).
+    height = np.einsum("vi,i->v", points, pairs.normal) - pairs.offset
+    out: F64 = points - 2.0 * height[:, None] * pairs.normal
     return out
 
 
