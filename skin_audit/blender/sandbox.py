@@ -20,6 +20,11 @@ class Sandbox:
     def __init__(self, scene: bpy.types.Scene) -> None:
         self.scene = scene
         self._created: list[tuple[object, bpy.types.ID]] = []
+        #: Per (mesh, modifier) name: an armature copy owning its data and the mesh copy that it
+        #: alone deforms (the spot checks' copies).  The extraction shows them at Rest Position
+        #: for the bind pose before the spot checks pose them: one copy of the rig fewer to build,
+        #: evaluate and remove.
+        self.rest_views: dict[tuple[str, str], tuple[bpy.types.Object, bpy.types.Object]] = {}
 
     def track(self, collection, idb):
         self._created.append((collection, idb))

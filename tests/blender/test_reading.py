@@ -173,7 +173,12 @@ def test_spot_checks_made_in_the_extractions_sandbox_match_a_sandbox_of_their_ow
     before = {kind: len(getattr(bpy.data, kind)) for kind in kinds}
     with sandbox() as box:
         check = spot_checker(obj, mod, box)
+        made = {kind: len(getattr(bpy.data, kind)) for kind in kinds}
         mesh = extract(obj, mod, bpy.context.evaluated_depsgraph_get(), box=box)
+        # The bind pose is measured on the checks' copies, shown at Rest Position: the extraction
+        # adds only the armature whose channels it clears (sharing the user's armature data).
+        added = {kind: len(getattr(bpy.data, kind)) - made[kind] for kind in kinds}
+        assert added == {"objects": 1, "meshes": 0, "armatures": 0, "scenes": 0, "node_groups": 0}
         shared = check(poses)
         sampled = check(poses, sample)
     assert before == {kind: len(getattr(bpy.data, kind)) for kind in kinds}
@@ -184,6 +189,68 @@ def test_spot_checks_made_in_the_extractions_sandbox_match_a_sandbox_of_their_ow
     np.testing.assert_array_equal(mesh.blender_at_rest, reference.blender_at_rest)
     np.testing.assert_array_equal(mesh.cleared_channel, reference.cleared_channel)
     np.testing.assert_array_equal(mesh.rest, reference.rest)
+
+
+@pytest.mark.parametrize("in_the_extractions_sandbox", [False, True])
+def test_spot_checks_pose_a_rig_shown_at_rest_position(bpy, in_the_extractions_sandbox):
+    """The test poses are poses whether the user shows the rig at Rest Position or not: the same
+    positions either way, in a sandbox of their own or the extraction's, and the user's armature
+    left at Rest Position."""
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.blender.read.pose_check import spot_checker
+    from skin_audit.blender.sandbox import sandbox
+    from skin_audit.core.audit.pose_sweep import SweepPose
+
+    obj, arm = posed_chain(bpy)
+    mod = obj.modifiers["Armature"]
+    poses = [SweepPose(1, "x", 90.0, "test"), SweepPose(0, "z", -45.0, "test")]
+
+    def check() -> list[np.ndarray]:
+        if not in_the_extractions_sandbox:
+            return list(spot_checker(obj, mod)(poses))
+        with sandbox() as box:
+            checker = spot_checker(obj, mod, box)
+            extract(obj, mod, bpy.context.evaluated_depsgraph_get(), box=box)
+            return list(checker(poses))
+
+    posed = check()
+    arm.data.pose_position = "REST"
+    bpy.context.view_layer.update()
+    at_rest = check()
+    assert arm.data.pose_position == "REST"
+    assert np.abs(posed[0] - per_vertex_co(obj.data)).max() > 0.05  # the pose really moves it
+    for a, b in zip(posed, at_rest, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_mesh_with_an_earlier_armature_modifier_measures_its_bind_pose_on_copies_of_its_own(bpy):
+    """The spot checks' mesh copy moves only the audited modifier's armature; the bind pose moves
+    every Armature modifier's to the rest, so with another one earlier in the stack the
+    extraction makes its own copies, and measures what it measures alone."""
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.blender.read.pose_check import spot_checker
+    from skin_audit.blender.sandbox import sandbox
+
+    obj, arm = posed_chain(bpy)
+    earlier = obj.modifiers.new("Earlier", "ARMATURE")
+    earlier.object = arm
+    bpy.ops.object.select_all(action="DESELECT")
+    with bpy.context.temp_override(object=obj):
+        bpy.ops.object.modifier_move_to_index(modifier="Earlier", index=0)
+    bpy.context.view_layer.update()
+    mod = obj.modifiers["Armature"]
+    assert list(obj.modifiers).index(mod) == 1
+    reference = extract(obj, mod, bpy.context.evaluated_depsgraph_get())
+    with sandbox() as box:
+        spot_checker(obj, mod, box)
+        made = len(bpy.data.objects)
+        mesh = extract(obj, mod, bpy.context.evaluated_depsgraph_get(), box=box)
+        # The modifier's input (the stack before it), the armature at rest and its mesh, the cleared armature.
+        assert len(bpy.data.objects) - made == 4
+    assert mesh.blender_at_rest is not None
+    np.testing.assert_array_equal(mesh.blender_at_rest, reference.blender_at_rest)
+    # Both modifiers at rest: the mesh as modelled (each adds nothing at rest).
+    np.testing.assert_allclose(mesh.blender_at_rest, per_vertex_co(obj.data), atol=1e-6)
 
 
 def test_the_sandboxes_kept_open_for_the_spot_checks_are_removed_after_an_error_too(bpy, monkeypatch):

@@ -290,6 +290,23 @@ def test_sweep_matches_blender_on_a_posed_copy(bpy):
     assert posed_copy_difference(bpy, obj, arm, mesh, chosen) <= FLOAT32_RELATIVE * max(size, 1.0)
 
 
+@pytest.mark.blender42
+def test_spot_checks_pose_a_rig_the_user_shows_at_rest_position(bpy):
+    """Rest Position is a display switch: the sweep's test poses are still poses, so the spot
+    checks' armature copy is posed (its own data switched back to Pose Position), agrees with the
+    sweep, and the user's armature stays at Rest Position."""
+    obj, arm = general_rig(bpy)
+    arm.data.pose_position = "REST"
+    bpy.context.view_layer.update()
+    result = audit(bpy, obj)
+    size = result.metrics["size"]
+    assert result.metrics["sweep_spot_checks"] >= 1
+    assert result.metrics["sweep_spot_check_max_difference"] <= FLOAT32_RELATIVE * max(size, 1.0)
+    assert not findings(result, "sweep-mismatch")
+    assert not findings(result, "bind-pose-drift")
+    assert arm.data.pose_position == "REST"
+
+
 def posed_copy_difference(bpy, obj, arm, mesh, poses) -> float:
     """Largest distance between Blender's deformation of a posed copy of ``arm`` (driving a copy of
     ``obj``) and recompute_blender at each sweep pose, in the mesh's object space."""

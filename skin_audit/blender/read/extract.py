@@ -177,11 +177,17 @@ def _evaluate_in(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureMod
     if has_after and not hidden:
         out_copy = box.copy_object(obj)
         trim_after(out_copy, position, None)
+    view = box.rest_views.get((obj.name, mod.name)) if measure_drift else None
     if measure_drift:
-        arm_rest = box.copy_object(arm, copy_data=True)
+        # At Rest Position Blender skips constraints and IK: the spot checks' copies (constraints
+        # muted) show the same rest as a copy of their own would.
+        if view is not None:
+            arm_rest, rest_copy = view
+        else:
+            arm_rest = box.copy_object(arm, copy_data=True)
+            rest_copy = box.copy_object(obj)
+            trim_after(rest_copy, position, arm_rest)
         arm_rest.data.pose_position = "REST"
-        rest_copy = box.copy_object(obj)
-        trim_after(rest_copy, position, arm_rest)
         arm_cleared = box.copy_object(arm)
         clear_pose(arm_cleared)
     if not box.has_copies:
@@ -196,6 +202,8 @@ def _evaluate_in(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureMod
         found.blender = mesh_positions(out_copy.evaluated_get(dg).data, scratch)
     if measure_drift:
         found.at_rest = mesh_positions(rest_copy.evaluated_get(dg).data, scratch)
+        if view is not None:
+            arm_rest.data.pose_position = "POSE"  # the spot checks pose it next
         names = tuple(b.name for b in arm.data.bones)
         found.cleared = pose_matrices(arm_cleared.evaluated_get(dg), names, "matrix_channel")
     return found

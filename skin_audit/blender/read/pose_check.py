@@ -78,7 +78,11 @@ def _spot_copies(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureMod
                  own_data: bool) -> tuple[bpy.types.Object, bpy.types.Object, int]:
     """The armature copy (no animation, drivers or constraints) and the mesh copy it deforms
     through ``mod`` alone, in ``box``; and the modifier's position in the stack."""
+    # The test poses are poses: a rig the user shows at Rest Position is posed on a copy of its data.
+    own_data = own_data or mod.object.data.pose_position != "POSE"
     arm = box.copy_object(mod.object, copy_data=own_data)
+    if own_data:
+        arm.data.pose_position = "POSE"
     arm.animation_data_clear()
     for pb in arm.pose.bones:
         for con in pb.constraints:
@@ -118,11 +122,20 @@ def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, box: Sa
     With ``box``, a sandbox the caller evaluates next (the extraction's) and keeps open until
     the checks are done, the copies are made there now: Blender builds and evaluates them with
     the extraction's copies instead of in a sandbox of its own (about 40 ms of a 706-bone rig).
-    The armature copy then owns its data, so posing it re-evaluates no other copy.  A check with
-    a sample still uses a sandbox of its own (the cut adds a node group).
+    The armature copy then owns its data, so posing it re-evaluates no other copy, and the
+    extraction first shows these copies at Rest Position to measure the bind pose
+    (``Sandbox.rest_views``).  A check with a sample still uses a sandbox of its own (the cut
+    adds a node group).  The copies are posed at Pose Position even when the user shows the rig
+    at Rest Position (a copy of its data is switched).
     """
     names = [b.name for b in mod.object.data.bones]
-    ready = (box, *_spot_copies(box, obj, mod, own_data=True)[:2]) if box is not None else None
+    ready = None
+    if box is not None:
+        arm, mesh, position = _spot_copies(box, obj, mod, own_data=True)
+        ready = (box, arm, mesh)
+        # A copy of their own would retarget every Armature modifier to the armature at rest.
+        if not any(m.type == "ARMATURE" for m in list(obj.modifiers)[:position]):
+            box.rest_views[(obj.name, mod.name)] = (arm, mesh)
 
     def check(poses: Sequence[SweepPose], sample: SpotSample | None = None) -> list[np.ndarray]:
         if ready is not None and sample is None:
