@@ -366,9 +366,10 @@ def mesh_evaluation(obj: bpy.types.Object, repeat: int) -> float:
 
 def full_audit(obj: bpy.types.Object, repeat: int, options: AuditOptions | None = None,
                pair: Callable[[], float] | None = None
-               ) -> tuple[float, float, float, tuple[Any, ...], float, float]:
+               ) -> tuple[float, float, float, tuple[Any, ...], float, float, float]:
     """Medians of the full audit, of the extraction inside it and of the rest; the last audit;
-    and the median re-evaluation of the user's scene that each audit left behind.
+    the median re-evaluation of the user's scene that each audit left behind; the median paired
+    ratio; and the median CPU time of the process (every thread) per audit.
 
     The extraction is timed by wrapping ``audit_scene.extract`` for these runs only.  Each timed
     audit starts from an evaluated scene, as a rigger's does (the viewport re-evaluates after
@@ -386,7 +387,7 @@ def full_audit(obj: bpy.types.Object, repeat: int, options: AuditOptions | None 
         finally:
             inner.append(time.perf_counter() - start)
 
-    totals, extracts, audits, after, bases = [], [], (), [], []
+    totals, extracts, audits, after, bases, cpus = [], [], (), [], [], []
     audit_scene.extract = timed_extract
     try:
         for run in range(repeat):
@@ -399,16 +400,17 @@ def full_audit(obj: bpy.types.Object, repeat: int, options: AuditOptions | None 
                 after.append(time.perf_counter() - start)
             if pair is not None:
                 bases.append(pair())
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             audits = audit_meshes(bpy.context, [obj], options or AuditOptions())
             totals.append(time.perf_counter() - start)
+            cpus.append(time.process_time() - cpu)
             extracts.append(sum(inner))
     finally:
         audit_scene.extract = extract
     checks = [t - e for t, e in zip(totals, extracts, strict=True)]
     ratios = [t / b for t, b in zip(totals, bases, strict=True)] if bases else [math.nan]
     return (statistics.median(totals), statistics.median(extracts), statistics.median(checks), audits,
-            statistics.median(after) if after else math.nan, statistics.median(ratios))
+            statistics.median(after) if after else math.nan, statistics.median(ratios), statistics.median(cpus))
 
 
 def numpy_steps(obj: bpy.types.Object, blender_out: np.ndarray, repeat: int
@@ -448,7 +450,7 @@ def sweep_share(obj: bpy.types.Object, repeat: int) -> tuple[float, float, tuple
     swept = mesh_audit.run_sweep
     mesh_audit.run_sweep = lambda mesh, asked: result if asked == degrees else swept(mesh, asked)
     try:
-        t_given, _, _, audits, _, _ = full_audit(obj, repeat)
+        t_given, _, _, audits, _, _, _ = full_audit(obj, repeat)
     finally:
         mesh_audit.run_sweep = swept
     return t_sweep, t_given, audits
@@ -571,10 +573,10 @@ def main(argv: list[str] | None = None) -> int:
     # 5. The full audit, with the extraction inside it timed apart; then the same without the
     #    shape checks (extreme-pose sweep, symmetry, stray weights: --no-shape-checks).
     with PeakRss() as peak:
-        t_audit, t_extract, t_checks, audits, t_after, paired = full_audit(
+        t_audit, t_extract, t_checks, audits, t_after, paired, cpu_audit = full_audit(
             obj, args.repeat, pair=paired_evaluation(obj, arm, control))
     audit_peak = peak.peak_gb
-    t_core, _, _, _, _, _ = full_audit(obj, args.repeat, AuditOptions(shape_checks=False))
+    t_core, _, _, _, _, _, _ = full_audit(obj, args.repeat, AuditOptions(shape_checks=False))
 
     # 7. The pose sweep alone, and the full audit given its result: the audit's cost without the
     #    sweep on its longest path (the sweep's thread shares the GIL with the checks beside it).
@@ -601,6 +603,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nafter each audit Blender re-evaluates the user's scene once (the sandbox's datablocks, created and "
           f"removed, rebuild its depsgraph relations): {t_after:.4f} s ({t_after / base:.1f}x), outside the audit's "
           "time (the viewport pays it after the audit; a batch worker closes the file)")
+    print(f"CPU time of a full audit, every thread: {cpu_audit:.3f} s for {t_audit:.3f} s of wall time "
+          f"({cpu_audit / t_audit:.1f} cores busy on average): what a batch worker pays per file")
     print(f"Blender re-evaluating the mesh alone (modifier stack, rig not re-posed): {t_mesh_only:.4f} s; "
           f"against it the full audit is {t_audit / t_mesh_only:.0f}x and the audit without shape checks "
           f"{t_core / t_mesh_only:.0f}x")
