@@ -373,6 +373,33 @@ def test_bind_pose_drift_from_a_bone_held_away_from_rest(bpy, rb, holder):
 
 
 @on_blender42
+@pytest.mark.parametrize("holder", ["constraint", "driver"])
+def test_a_bone_held_away_from_rest_drifts_while_the_rig_shows_rest_position(bpy, rb, holder):
+    """Rest Position is a display switch: the bones a constraint or driver holds away from rest
+    still drift the bind pose, the same finding as at Pose Position, and the user's armature
+    stays at Rest Position."""
+    mesh, arm = cylinder_rig(rb)
+    pb = arm.pose.bones["Child"]
+    pb.rotation_mode = "XYZ"
+    if holder == "constraint":
+        c = pb.constraints.new("LIMIT_ROTATION")
+        c.owner_space, c.use_limit_x, c.min_x, c.max_x = "LOCAL", True, 0.5, 0.6
+    else:
+        fc = pb.driver_add("rotation_euler", 0)
+        fc.driver.type, fc.driver.expression = "SCRIPTED", "0.5"
+    bpy.context.view_layer.update()
+    posed = only(run_audit(bpy, mesh), "bind-pose-drift")
+    arm.data.pose_position = "REST"
+    bpy.context.view_layer.update()
+    shown_at_rest = only(run_audit(bpy, mesh), "bind-pose-drift")
+    assert arm.data.pose_position == "REST"
+    assert (shown_at_rest.count, shown_at_rest.vertices, shown_at_rest.bones) == \
+        (posed.count, posed.vertices, posed.bones) == (len(_child_weighted_off_axis()),
+                                                       tuple(_child_weighted_off_axis()), ("Child",))
+    assert shown_at_rest.details["max_drift"] == pytest.approx(posed.details["max_drift"], abs=MATCH)
+
+
+@on_blender42
 def test_no_bind_pose_drift_when_constraints_allow_rest(bpy, rb):
     mesh, arm = cylinder_rig(rb)
     c = arm.pose.bones["Child"].constraints.new("LIMIT_ROTATION")

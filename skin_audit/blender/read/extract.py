@@ -188,7 +188,12 @@ def _evaluate_in(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureMod
             rest_copy = box.copy_object(obj)
             trim_after(rest_copy, position, arm_rest)
         arm_rest.data.pose_position = "REST"
-        arm_cleared = box.copy_object(arm)
+        # Constraints and drivers hold bones at Pose Position only: the cleared pose is evaluated
+        # there even when the user shows the rig at Rest Position (a copy of its data switched).
+        shown_at_rest = arm.data.pose_position != "POSE"
+        arm_cleared = box.copy_object(arm, copy_data=shown_at_rest)
+        if shown_at_rest:
+            arm_cleared.data.pose_position = "POSE"
         clear_pose(arm_cleared)
     if not box.has_copies:
         return found
