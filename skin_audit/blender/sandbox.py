@@ -13,6 +13,8 @@ from contextlib import contextmanager
 
 import bpy
 
+from .animated_values import AnimatedValues
+
 PREFIX = "__skin_audit_"
 
 
@@ -67,6 +69,9 @@ class Sandbox:
 def sandbox() -> Iterator[Sandbox]:
     """A temporary scene at the user's current frame (so animation evaluates alike)."""
     frame = bpy.context.scene.frame_current if bpy.context.scene is not None else 1
+    # Evaluating the sandbox writes its animation results back to the user's objects it pulls in
+    # (animated_values): what the user set without a keyframe is put back once the sandbox is gone.
+    kept = AnimatedValues(skip_prefix=PREFIX)
     scene = bpy.data.scenes.new(PREFIX + "scene")
     scene.frame_current = frame
     box = Sandbox(scene)
@@ -79,4 +84,7 @@ def sandbox() -> Iterator[Sandbox]:
             # mesh: ~0.1 s at the next redraw or audit); removed after it, nothing is tagged.
             bpy.data.scenes.remove(scene)
         finally:
-            box.remove_all()
+            try:
+                box.remove_all()
+            finally:
+                kept.restore()

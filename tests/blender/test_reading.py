@@ -223,6 +223,76 @@ def test_spot_checks_pose_a_rig_shown_at_rest_position(bpy, in_the_extractions_s
         np.testing.assert_array_equal(a, b)
 
 
+def keyed_bbone_chain(bpy):
+    """A cylinder parented to a two-bone B-Bone chain whose Child bone's rotation, B-Bone curve and
+    a custom property are keyed at frame 1, as is the armature object's location."""
+    from tests.factories.blender_rigs import chain_rig
+
+    obj, arm = chain_rig("Keyed", ("Root", "Child"), rings=9, segments=8)
+    for bone in arm.data.bones:
+        bone.bbone_segments = 4
+    pb = arm.pose.bones["Child"]
+    pb.rotation_mode = "XYZ"
+    pb["ik_fk"] = 0.0
+    pb.bbone_curveinx = 0.3
+    for path in ("rotation_euler", "bbone_curveinx", '["ik_fk"]'):
+        pb.keyframe_insert(path, frame=1)
+    arm.keyframe_insert("location", frame=1)
+    bpy.context.scene.frame_set(1)
+    return obj, arm
+
+
+def test_an_audit_leaves_the_values_a_user_set_without_a_keyframe(bpy):
+    """A sandbox's depsgraph writes its animation results back to the user's objects it pulls in
+    (the rig the mesh copies are parented to): controls tweaked without a keyframe, as while
+    posing, must still hold the tweak after an audit."""
+    from skin_audit.blender.run.audit_scene import audit_meshes
+    from skin_audit.core.audit.options import AuditOptions
+
+    obj, arm = keyed_bbone_chain(bpy)
+    pb = arm.pose.bones["Child"]
+    pb.rotation_euler = (0.5, 0.0, 0.2)
+    pb.bbone_curveinx = 0.0
+    pb["ik_fk"] = 1.0
+    arm.location = (0.0, 0.25, 0.0)
+    bpy.context.view_layer.update()
+    for shape_checks in (True, False):
+        audit_meshes(bpy.context, [obj], AuditOptions(shape_checks=shape_checks))
+        assert tuple(pb.rotation_euler) == pytest.approx((0.5, 0.0, 0.2))
+        assert (pb.bbone_curveinx, pb["ik_fk"]) == (0.0, 1.0)
+        assert tuple(arm.location) == pytest.approx((0.0, 0.25, 0.0))
+
+
+@pytest.mark.parametrize("case", ["tweaked", "excluded"])
+def test_the_bind_pose_is_measured_alike_with_and_without_the_spot_checks(bpy, case):
+    """With the spot checks the bind pose is measured on their copies (animation cleared), without
+    them on copies of its own: the same drift either way.  A rig the view layer evaluates shows the
+    B-Bone curve the user set (no drift); a rig in an excluded collection, whose stored values are
+    stale, plays its animation (the curve keyed at this frame bends the rest shape)."""
+    from skin_audit.blender.run.audit_scene import audit_meshes
+    from skin_audit.core.audit.options import AuditOptions
+
+    obj, arm = keyed_bbone_chain(bpy)
+    pb = arm.pose.bones["Child"]
+    pb.bbone_curveinx = 0.0  # set without a keyframe: keyed 0.3 at this frame
+    if case == "excluded":
+        hidden = bpy.data.collections.new("Hidden")
+        bpy.context.scene.collection.children.link(hidden)
+        for o in (obj, arm):
+            bpy.context.scene.collection.objects.unlink(o)
+            hidden.objects.link(o)
+        bpy.context.view_layer.layer_collection.children["Hidden"].exclude = True
+    bpy.context.view_layer.update()
+    drift = [audit_meshes(bpy.context, [obj], AuditOptions(shape_checks=s))[0].metrics["max_bind_drift"]
+             for s in (True, False)]
+    assert drift[0] == pytest.approx(drift[1], abs=1e-6)
+    if case == "tweaked":
+        assert drift[0] < 1e-5
+    else:
+        assert drift[0] > 0.1
+    assert pb.bbone_curveinx == 0.0
+
+
 def test_a_mesh_with_an_earlier_armature_modifier_measures_its_bind_pose_on_copies_of_its_own(bpy):
     """The spot checks' mesh copy moves only the audited modifier's armature; the bind pose moves
     every Armature modifier's to the rest, so with another one earlier in the stack the

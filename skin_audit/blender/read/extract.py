@@ -177,14 +177,19 @@ def _evaluate_in(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureMod
     if has_after and not hidden:
         out_copy = box.copy_object(obj)
         trim_after(out_copy, position, None)
-    view = box.rest_views.get((obj.name, mod.name)) if measure_drift else None
+    # At Rest Position Blender skips constraints and IK, and a rig the view layer evaluates holds
+    # the pose values its depsgraph last wrote (its animation and drivers at this frame, or what
+    # the user set without a key): a copy without animation shows the rest the user would see, so
+    # the spot checks' copies (constraints muted, animation cleared) serve.  A rig the view layer
+    # does not evaluate may hold stale values: its copy plays its animation.
+    view = box.rest_views.get((obj.name, mod.name)) if measure_drift and not hidden else None
     if measure_drift:
-        # At Rest Position Blender skips constraints and IK: the spot checks' copies (constraints
-        # muted) show the same rest as a copy of their own would.
         if view is not None:
             arm_rest, rest_copy = view
         else:
             arm_rest = box.copy_object(arm, copy_data=True)
+            if not hidden:
+                arm_rest.animation_data_clear()
             rest_copy = box.copy_object(obj)
             trim_after(rest_copy, position, arm_rest)
         arm_rest.data.pose_position = "REST"
