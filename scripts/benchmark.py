@@ -600,8 +600,10 @@ def main(argv: list[str] | None = None) -> int:
     print(_row("  full audit given the sweep's result", t_given, base))
     if [f.code for f in given[0].findings] != [f.code for f in audits[0].findings]:
         raise RuntimeError("the audit given the sweep's result reports other findings than the full audit")
+    after = (f"{t_after:.4f} s ({t_after / base:.1f}x)" if not math.isnan(t_after)
+             else "not measured (it follows a previous audit: --repeat 2 or more)")
     print(f"\nafter each audit Blender re-evaluates the user's scene once (the sandbox's datablocks, created and "
-          f"removed, rebuild its depsgraph relations): {t_after:.4f} s ({t_after / base:.1f}x), outside the audit's "
+          f"removed, rebuild its depsgraph relations): {after}, outside the audit's "
           "time (the viewport pays it after the audit; a batch worker closes the file)")
     print(f"CPU time of a full audit, every thread: {cpu_audit:.3f} s for {t_audit:.3f} s of wall time "
           f"({cpu_audit / t_audit:.1f} cores busy on average): what a batch worker pays per file")

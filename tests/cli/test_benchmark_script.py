@@ -42,6 +42,8 @@ def test_benchmark_prints_each_step_its_ratio_target_and_result():
     cpu = re.search(r"CPU time of a full audit, every thread: (\d+\.\d+) s for (\d+\.\d+) s of wall time", out)
     assert cpu is not None and float(cpu.group(1)) > 0 and float(cpu.group(2)) > 0, out
     assert re.search(r"peak RSS during a full audit: \d+\.\d\d GB", out), out
+    assert not re.search(r"\bnan\b", out, re.IGNORECASE), out  # (one run: nothing after an audit to time)
+    assert re.search(r"re-evaluates the user's scene once .*: not measured", out), out
     # The mirrored chains make the symmetry checks run: the audit found its pairs, not a missing mirror.
     findings = next(row for row in out.splitlines() if row.startswith("findings: "))
     assert "no-mirrored-bones" not in findings, findings

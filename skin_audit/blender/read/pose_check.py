@@ -133,7 +133,8 @@ def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, box: Sa
     if box is not None:
         arm, mesh, position = _spot_copies(box, obj, mod, own_data=True)
         ready = (box, arm, mesh)
-        # A copy of their own would retarget every Armature modifier to the armature at rest.
+        # With an earlier Armature modifier the bind pose needs every one at rest; these copies
+        # retarget ``mod`` alone, so the extraction then makes copies of its own.
         if not any(m.type == "ARMATURE" for m in list(obj.modifiers)[:position]):
             box.rest_views[(obj.name, mod.name)] = (arm, mesh)
 
