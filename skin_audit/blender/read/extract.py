@@ -303,4 +303,5 @@ def extract(
         shape_keys_active=active_keys,
         modifiers_before=before,
         unsupported=tuple(unsupported),
+        shown_at_rest=arm.data.pose_position != "POSE",
     )

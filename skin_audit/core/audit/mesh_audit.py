@@ -39,6 +39,7 @@ RULE_CODES = frozenset({
     "negative-armature-scale", "preserve-volume-on", "bbones-on-deform-bones",
     "mesh-not-parented-to-armature", "not-reproduced", "dqs-order-sensitive", "non-finite-weights",
     "negative-weights", "non-finite-positions", "non-finite-bone-matrices", "non-finite-result",
+    "rest-position-shown",
 }) | RIG_CODES
 
 #: How many offenders a message names.
@@ -149,6 +150,12 @@ def modifier_findings(mesh: SkinnedMesh) -> list[Finding]:
                             f"{int(bad.sum())} vertices have NaN or infinite positions", bad))
     for reason in mesh.unsupported:
         out.append(_finding("not-reproduced", "INFO", f"not recomputed: {reason}"))
+    if mesh.shown_at_rest:
+        out.append(_finding("rest-position-shown", "INFO",
+                            f"'{mesh.armature_object}' is shown at Rest Position, so the pose Blender evaluates "
+                            "is the rest: the comparison with Blender and the engine targets at the current pose "
+                            "check the rest only (the stress poses, the sweep and its spot checks still pose it). "
+                            "Switch to Pose Position to compare the current pose"))
     return out
 
 

@@ -229,6 +229,8 @@ class SkinnedMesh:
     modifiers_before: tuple[str, ...] = ()
     #: Features present that the numpy recomputation does not reproduce, with why.
     unsupported: tuple[str, ...] = ()
+    #: The armature is shown at Rest Position: the pose Blender evaluates is its rest.
+    shown_at_rest: bool = False
 
     @property
     def vertex_count(self) -> int:

@@ -160,6 +160,10 @@ _ENTRIES = (
     _h("dqs-order-sensitive", "INFO", "Dual quaternion result depends on storage order",
        "Preserve Volume vertices whose result depends on Blender's weight storage order; not compared.",
        "Nothing to fix; the comparison with Blender skips them."),
+    _h("rest-position-shown", "INFO", "The armature is shown at Rest Position",
+       "The armature is shown at Rest Position, so the current pose compared with Blender and the engine "
+       "targets is the rest; the stress poses, the sweep and its spot checks still pose it.",
+       "Switch the armature to Pose Position and audit again to compare the current pose."),
     _h("twist-collapse", "WARNING / INFO", "Linear blend skinning collapses at a test pose",
        "The smallest singular value of the blended 3x3 drops below 0.5 at a test pose: WARNING when a pose "
        "within 90 degrees or at the rig's own limits does it, INFO when only 180-degree poses do. The data "
