@@ -122,14 +122,22 @@ def trim_after(obj: bpy.types.Object, keep_through: int, armature: bpy.types.Obj
                 mod.object = armature
 
 
+def pinned_shape_key(obj: bpy.types.Object) -> str:
+    """The shape key Shape Key Lock shows alone at full strength (whatever its value), or ""."""
+    keys = obj.data.shape_keys
+    if keys is not None and obj.show_only_shape_key and obj.active_shape_key_index > 0:
+        return str(keys.key_blocks[obj.active_shape_key_index].name)
+    return ""
+
+
 def active_shape_keys(obj: bpy.types.Object) -> tuple[str, ...]:
     """Shape keys that change the mesh: non-zero and unmuted, or pinned (full strength whatever its value)."""
     keys = obj.data.shape_keys
     active = tuple(
         kb.name for kb in (keys.key_blocks[1:] if keys is not None else []) if abs(kb.value) > 0.0 and not kb.mute
     )
-    if keys is not None and obj.show_only_shape_key and obj.active_shape_key_index > 0:
-        pinned = keys.key_blocks[obj.active_shape_key_index].name
+    pinned = pinned_shape_key(obj)
+    if pinned:
         active = tuple(dict.fromkeys((*active, pinned)))
     return active
 
@@ -301,6 +309,7 @@ def extract(
         other_deform_bones=frozenset(b.name for a in others for b in a.data.bones if b.use_deform),
         parent=obj.parent.name if obj.parent else "",
         shape_keys_active=active_keys,
+        shape_key_pinned=pinned_shape_key(obj),
         modifiers_before=before,
         unsupported=tuple(unsupported),
         shown_at_rest=arm.data.pose_position != "POSE",

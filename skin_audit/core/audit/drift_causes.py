@@ -25,7 +25,9 @@ UNEXPLAINED = "unexplained (no active shape key, no modifier before the Armature
 
 def rest_drift_causes(mesh: SkinnedMesh, moved: NDArray[np.bool_]) -> list[str]:
     """The present causes of rest drift on the ``moved`` (V,) vertices, most specific first."""
-    causes = [f"shape key '{k}'" for k in mesh.shape_keys_active]
+    # A pinned key is a display switch (Shape Key Lock): said, so it is not mistaken for a key left on.
+    causes = [f"shape key '{k}'" + (" (pinned by Shape Key Lock: shown alone at full strength whatever its value)"
+                                    if k == mesh.shape_key_pinned else "") for k in mesh.shape_keys_active]
     causes += [f"modifier '{m}'" for m in mesh.modifiers_before]
     bones = mesh.deform_groups()
     segments = mesh.bones.bbone_segments

@@ -226,6 +226,8 @@ class SkinnedMesh:
     parent: str = ""
     #: Shape keys with non-zero value and modifiers ahead of the Armature modifier, by name.
     shape_keys_active: tuple[str, ...] = ()
+    #: The shape key Shape Key Lock shows alone at full strength (its value aside), or "".
+    shape_key_pinned: str = ""
     modifiers_before: tuple[str, ...] = ()
     #: Features present that the numpy recomputation does not reproduce, with why.
     unsupported: tuple[str, ...] = ()

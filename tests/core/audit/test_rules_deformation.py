@@ -171,6 +171,12 @@ def test_bind_pose_drift_at_rest_position_names_its_causes():
     assert found.details["max_drift"] == pytest.approx(0.01)
     still = nr.skinned_mesh(rig, modelled=rig.rest, blender_at_rest=rig.rest.astype(np.float32).astype(float))
     assert "bind-pose-drift" not in codes(audit(still))
+    # A key Shape Key Lock pins is named as pinned: a display switch, not a key left on.
+    pinned = nr.skinned_mesh(rig, modelled=rig.rest, blender_at_rest=at_rest, shape_keys_active=("Key 1", "Smile"),
+                             shape_key_pinned="Smile")
+    assert only(audit(pinned), "bind-pose-drift", "ERROR").details["causes"] == [
+        "shape key 'Key 1'", "shape key 'Smile' (pinned by Shape Key Lock: shown alone at full strength whatever "
+        "its value)"]
 
 
 def test_bind_pose_drift_from_a_bone_held_away_from_rest():
