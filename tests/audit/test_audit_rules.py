@@ -341,6 +341,28 @@ def test_mesh_not_parented_to_armature(bpy, rb):
     assert "mesh-not-parented-to-armature" not in rule_findings(run_audit(bpy, mesh))
 
 
+@on_blender42
+def test_a_mesh_also_parented_with_parent_type_armature_is_deformed_twice(bpy, rb):
+    """Parent type Armature runs a hidden Armature modifier before the stack: with the mesh's own
+    modifier Blender deforms it twice.  That is reported as such (a real mismatch), and the
+    copies' hidden modifier follows their armature copy: at Rest Position nothing drifts."""
+    mesh, arm = cylinder_rig(rb)
+    mesh.parent_type = "ARMATURE"
+    pose(bpy, arm, "Child", (0.5, 0.0, 0.0))
+    result = run_audit(bpy, mesh)
+    found = rule_findings(result)
+    assert "bind-pose-drift" not in found and result.metrics["max_bind_drift"] < 1e-5
+    mismatch = only(result, "skinning-mismatch")
+    assert f"'{mesh.name}' is parented to '{arm.name}' with parent type Armature" in mismatch.message
+    # Blender's truth: the same pose through the modifier alone (parent type Object) is what numpy gives.
+    twice = own_evaluated(bpy, mesh)
+    mesh.parent_type = "OBJECT"
+    bpy.context.view_layer.update()
+    once = own_evaluated(bpy, mesh)
+    assert np.abs(twice - once).max() > 0.1
+    assert "skinning-mismatch" not in rule_findings(run_audit(bpy, mesh))
+
+
 # ------------------------------------------------------------ bind pose
 
 

@@ -130,6 +130,20 @@ def pinned_shape_key(obj: bpy.types.Object) -> str:
     return ""
 
 
+def parent_deforms(obj: bpy.types.Object, arm: bpy.types.Object) -> bool:
+    """``obj`` is parented to ``arm`` with parent type Armature: Blender runs a hidden Armature
+    modifier on ``arm`` at the top of its stack."""
+    return obj.parent == arm and obj.parent_type == "ARMATURE"
+
+
+def follow_copy(copy: bpy.types.Object, obj: bpy.types.Object, arm: bpy.types.Object,
+                arm_copy: bpy.types.Object) -> None:
+    """A sandbox copy of ``obj`` that ``arm_copy`` (a copy of ``arm``, the same object transform)
+    deforms: its parenting's hidden Armature modifier follows the copy too, as its modifier does."""
+    if parent_deforms(obj, arm):
+        copy.parent = arm_copy  # (the parent inverse is kept: the same world matrix)
+
+
 def active_shape_keys(obj: bpy.types.Object) -> tuple[str, ...]:
     """Shape keys that change the mesh: non-zero and unmuted, or pinned (full strength whatever its value)."""
     keys = obj.data.shape_keys
@@ -200,6 +214,7 @@ def _evaluate_in(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureMod
                 arm_rest.animation_data_clear()
             rest_copy = box.copy_object(obj)
             trim_after(rest_copy, position, arm_rest)
+            follow_copy(rest_copy, obj, arm, arm_rest)
         arm_rest.data.pose_position = "REST"
         # Constraints and drivers hold bones at Pose Position only: the cleared pose is evaluated
         # there even when the user shows the rig at Rest Position (a copy of its data switched).
@@ -313,4 +328,5 @@ def extract(
         modifiers_before=before,
         unsupported=tuple(unsupported),
         shown_at_rest=arm.data.pose_position != "POSE",
+        parent_deforms=parent_deforms(obj, arm),
     )

@@ -18,7 +18,7 @@ from ...core.audit.pose_sweep import SweepPose
 from ...core.audit.shape_checks import SpotChecker, SpotSample
 from ..sandbox import Sandbox, sandbox
 from .arrays import stored_positions
-from .extract import set_rest_channels, trim_after
+from .extract import follow_copy, set_rest_channels, trim_after
 
 
 def _axis_quaternion(axis: str, degrees: float) -> tuple[float, float, float, float]:
@@ -93,6 +93,7 @@ def _spot_copies(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureMod
     # Only this modifier takes the test pose: an Armature modifier before it (even on the
     # same armature) made the recomputation's input at the user's pose, and must again.
     mesh.modifiers[position].object = arm
+    follow_copy(mesh, obj, mod.object, arm)
     return arm, mesh, position
 
 

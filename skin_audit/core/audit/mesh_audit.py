@@ -266,7 +266,10 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
             findings.append(_finding(
                 "skinning-mismatch", "ERROR",
                 f"{int(bad.sum())} vertices deform differently from the independent recomputation "
-                f"(worst: {_worst(diff, bad)}): something beyond vertex groups and bones moves them",
+                f"(worst: {_worst(diff, bad)}): " + (
+                    f"'{mesh.object}' is parented to '{mesh.parent}' with parent type Armature, so Blender "
+                    "deforms it twice (that parenting and the Armature modifier); parent it as Object"
+                    if mesh.parent_deforms else "something beyond vertex groups and bones moves them"),
                 bad, max_difference=float(diff.max())))
     if rec.order_sensitive.any():
         findings.append(_finding(

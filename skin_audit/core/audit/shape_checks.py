@@ -224,7 +224,9 @@ def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, ch
             out.findings.append(Finding(
                 "sweep-mismatch", "ERROR",
                 f"test pose '{pose.label(mesh.bones.names)}' deforms differently in Blender than in the numpy "
-                f"sweep (by {diff:.3g}); the sweep's numbers cannot be trusted for this rig",
+                f"sweep (by {diff:.3g}); the sweep's numbers cannot be trusted for this rig"
+                + (" (its parent type Armature deforms it a second time: parent it as Object)"
+                   if mesh.parent_deforms else ""),
                 details=_pose_details(pose, mesh.bones.names)))
     if compared:
         out.metrics["sweep_spot_checks"] = compared

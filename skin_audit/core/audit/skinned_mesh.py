@@ -233,6 +233,9 @@ class SkinnedMesh:
     unsupported: tuple[str, ...] = ()
     #: The armature is shown at Rest Position: the pose Blender evaluates is its rest.
     shown_at_rest: bool = False
+    #: Parented to its armature with parent type Armature: Blender deforms it a second time
+    #: (a hidden Armature modifier at the top of the stack).
+    parent_deforms: bool = False
 
     @property
     def vertex_count(self) -> int:
