@@ -370,9 +370,9 @@ def _child_weighted_off_axis() -> list[int]:
     return [i for r in range(RINGS) if CHILD_BY_RING[r] > 0 for i in ring(r) if i not in ON_CHILD_X_AXIS]
 
 
-@on_blender42
-@pytest.mark.parametrize("holder", ["constraint", "driver"])
-def test_bind_pose_drift_from_a_bone_held_away_from_rest(bpy, rb, holder):
+def _child_held_away(bpy, rb, holder: str):
+    """The cylinder rig with Child held 0.5 rad about X from rest by a ``holder``: a Limit Rotation
+    constraint or a driver."""
     mesh, arm = cylinder_rig(rb)
     pb = arm.pose.bones["Child"]
     pb.rotation_mode = "XYZ"
@@ -383,6 +383,13 @@ def test_bind_pose_drift_from_a_bone_held_away_from_rest(bpy, rb, holder):
         fc = pb.driver_add("rotation_euler", 0)
         fc.driver.type, fc.driver.expression = "SCRIPTED", "0.5"  # a simple expression: no Python needed
     bpy.context.view_layer.update()
+    return mesh, arm
+
+
+@on_blender42
+@pytest.mark.parametrize("holder", ["constraint", "driver"])
+def test_bind_pose_drift_from_a_bone_held_away_from_rest(bpy, rb, holder):
+    mesh, arm = _child_held_away(bpy, rb, holder)
     result = run_audit(bpy, mesh)
     f = only(result, "bind-pose-drift")
     # Blender's truth: with every channel already cleared, the rig still moves these vertices.
@@ -400,16 +407,7 @@ def test_a_bone_held_away_from_rest_drifts_while_the_rig_shows_rest_position(bpy
     """Rest Position is a display switch: the bones a constraint or driver holds away from rest
     still drift the bind pose, the same finding as at Pose Position, and the user's armature
     stays at Rest Position."""
-    mesh, arm = cylinder_rig(rb)
-    pb = arm.pose.bones["Child"]
-    pb.rotation_mode = "XYZ"
-    if holder == "constraint":
-        c = pb.constraints.new("LIMIT_ROTATION")
-        c.owner_space, c.use_limit_x, c.min_x, c.max_x = "LOCAL", True, 0.5, 0.6
-    else:
-        fc = pb.driver_add("rotation_euler", 0)
-        fc.driver.type, fc.driver.expression = "SCRIPTED", "0.5"
-    bpy.context.view_layer.update()
+    mesh, arm = _child_held_away(bpy, rb, holder)
     at_pose = run_audit(bpy, mesh)
     posed = only(at_pose, "bind-pose-drift")
     assert "rest-position-shown" not in rule_findings(at_pose)
@@ -782,12 +780,7 @@ def test_rig_hidden_from_the_view_layer(bpy, rb, how):
     if how == "hide_viewport":
         mesh.hide_viewport = arm.hide_viewport = True
     else:
-        hidden = bpy.data.collections.new("Hidden")
-        bpy.context.scene.collection.children.link(hidden)
-        for obj in (mesh, arm):
-            bpy.context.scene.collection.objects.unlink(obj)
-            hidden.objects.link(obj)
-        bpy.context.view_layer.layer_collection.children["Hidden"].exclude = True
+        rb.exclude_from_view_layer((mesh, arm))
     bpy.context.view_layer.update()
     result = run_audit(bpy, mesh)
     assert "skinning-mismatch" not in rule_findings(result)

@@ -271,17 +271,13 @@ def test_the_bind_pose_is_measured_alike_with_and_without_the_spot_checks(bpy, c
     stale, plays its animation (the curve keyed at this frame bends the rest shape)."""
     from skin_audit.blender.run.audit_scene import audit_meshes
     from skin_audit.core.audit.options import AuditOptions
+    from tests.factories.blender_rigs import exclude_from_view_layer
 
     obj, arm = keyed_bbone_chain(bpy)
     pb = arm.pose.bones["Child"]
     pb.bbone_curveinx = 0.0  # set without a keyframe: keyed 0.3 at this frame
     if case == "excluded":
-        hidden = bpy.data.collections.new("Hidden")
-        bpy.context.scene.collection.children.link(hidden)
-        for o in (obj, arm):
-            bpy.context.scene.collection.objects.unlink(o)
-            hidden.objects.link(o)
-        bpy.context.view_layer.layer_collection.children["Hidden"].exclude = True
+        exclude_from_view_layer((obj, arm))
     bpy.context.view_layer.update()
     drift = [audit_meshes(bpy.context, [obj], AuditOptions(shape_checks=s))[0].metrics["max_bind_drift"]
              for s in (True, False)]

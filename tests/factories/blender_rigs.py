@@ -134,6 +134,17 @@ def chain_rig(name: str = "Chain", bone_names: Sequence[str] = ("Root", "Child")
                      chain_weights(verts[:, 2], bone_names, height), context=context, **modifier_settings)
 
 
+def exclude_from_view_layer(objects: Iterable[bpy.types.Object], name: str = "Hidden") -> None:
+    """Move ``objects`` from the scene's own collection into a new collection excluded from the
+    view layer, which then does not evaluate them."""
+    hidden = bpy.data.collections.new(name)
+    bpy.context.scene.collection.children.link(hidden)
+    for obj in objects:
+        bpy.context.scene.collection.objects.unlink(obj)
+        hidden.objects.link(obj)
+    bpy.context.view_layer.layer_collection.children[name].exclude = True
+
+
 # ------------------------------------------------------------ a rig for the fixes (issue 13)
 
 FIX_BONES = ("A", "B", "C", "D", "E", "F")
