@@ -25,6 +25,7 @@ from ..maths.bbone import (
     bbone_deform_matrices_multi,
     rig_pose_segments_multi,
 )
+from ..maths.bone_runs import GEMM_SIZE
 from ..maths.parallel import run_all, thread_count
 from ..maths.small_svd import WORKSPACE_ROWS, smallest_singular_and_det
 from ..maths.trees import depth_first
@@ -105,12 +106,11 @@ def _bone_channels(mesh: SkinnedMesh, poses: Sequence[SweepPose]) -> F64:
 
 
 def _keep_lower(best: F64, best_pose: NDArray[np.intp], index: NDArray[np.intp], values: F64,
-                pose: int) -> NDArray[np.bool_]:
-    """Where ``values`` beat ``best`` at ``index``: store them and the pose; return that mask."""
-    lower: NDArray[np.bool_] = values < best[index]
+                pose: int) -> None:
+    """Where ``values`` beat ``best`` at ``index``: store them and the pose."""
+    lower = values < best[index]
     best[index[lower]] = values[lower]
     best_pose[index[lower]] = pose
-    return lower
 
 
 def _keep_lowest(best: F64, best_pose: NDArray[np.intp], index: NDArray[np.intp], values: F64,
@@ -550,9 +550,6 @@ def _row_classes(key: F64) -> NDArray[np.intp]:
     return out
 
 
-#: m n k of the largest matrix product OpenBLAS runs on the calling thread (bone_runs.GEMM_COLUMNS).
-_GEMM_SIZE = 262144
-
 
 def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[int], ahead: _NumericPoses,
                   r: _SweepArrays, bent: AbstractSet[int], shared: _Shared, turned: NDArray[np.bool_],
@@ -604,7 +601,7 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
         # on this thread (larger ones wake its threads, which then spin against the rest).
         parts = np.ascontiguousarray(lin[ms][:, representative].reshape(count, classes, 9).transpose(1, 0, 2))
         parts = parts.reshape(classes, count * 9)
-        gemm_rows = max(1, _GEMM_SIZE // (9 * count * classes))
+        gemm_rows = max(1, GEMM_SIZE // (9 * count * classes))
         for lo in range(0, n, gemm_rows):
             np.matmul(per_class[lo:lo + gemm_rows], parts, out=linear[lo:lo + gemm_rows])
         by_pose = linear.reshape(n, count, 9)

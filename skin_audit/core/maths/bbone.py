@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ShapeError
-from .affine import affine_inverse, cross
+from .affine import affine_inverse, apply_affine, cross
 
 F64 = NDArray[np.float64]
 
@@ -1071,8 +1071,7 @@ def vertex_segments(co_armature: ArrayLike, bone: BBoneSpline, rest_segments: Ar
     co = np.asarray(co_armature, dtype=np.float64)
     if co.ndim != 2 or co.shape[1] != 3:
         raise ShapeError(f"co_armature must be (V, 3), got shape {co.shape}")
-    inv = affine_inverse(_matrix(bone.rest, "rest"))
-    co_bone = co @ inv[:3, :3].T + inv[:3, 3]
+    co_bone = apply_affine(affine_inverse(_matrix(bone.rest, "rest")), co)
     return segment_index_and_blend(co_bone, bone.length, rest_segments, bone.mapping_mode)
 
 
