@@ -159,3 +159,23 @@ def test_names_from_files_cannot_forge_terminal_lines():
     text = summary_text(report, "error")
     assert not [line for line in text.splitlines() if "[ERROR]" in line and not line.startswith("  Body\\x0a")]
     assert len(text.splitlines()) == 5  # file, mesh, finding, counts, totals
+
+
+def test_quiet_shows_no_progress_line_in_workers_either(tmp_path):
+    """Two files run in worker processes (no --html): on a terminal, --quiet leaves out the
+    progress line and keeps the batch's one summary line."""
+    main, child = pty.openpty()
+    try:
+        run = subprocess.run([sys.executable, "-m", "skin_audit", "audit", *REAL, "--no-shape-checks", "--quiet",
+                              "--fail-on", "never", "--jobs", "2"],
+                             cwd=REPO, stdout=subprocess.PIPE, stderr=child, text=True, timeout=600, check=False)
+        os.close(child)
+        child = -1
+        terminal = read_terminal(main)
+    finally:
+        if child >= 0:
+            os.close(child)
+        os.close(main)
+    assert run.returncode == 0, terminal[-3000:]
+    assert "files, " not in terminal and "failed so far" not in terminal, terminal[-2000:]
+    assert "skin_audit: 2 file(s) in " in terminal and "with 2 worker(s)" in terminal
