@@ -315,9 +315,9 @@ REPORT_KINDS = (("json", "JSON"), ("junit", "JUnit"), ("sarif", "SARIF"), ("html
 
 def _audit_here(args: argparse.Namespace, todo: list[str], options: Any, audit_paths: Any,
                 pictures: dict[tuple[str, str], Any] | None) -> tuple[Any, ...]:
-    """The files audited in this process, Blender's own output set aside (``batch/console``):
-    the progress line has stderr to itself, and a file that could not be audited has the
-    last lines Blender and its importers wrote while loading it passed on, on lines of their own."""
+    """The files audited in this process, Blender's own output kept apart (``batch/console``):
+    its lines go to stderr each on a line of its own, never into the progress line or on
+    stdout; with --quiet only a file that could not be audited has them, its last lines."""
     from .batch.console import OutputAside, last_lines
     from .batch.process import STDERR_TAIL_LINES
     from .core.reports.progress import Progress, file_sizes
@@ -325,6 +325,8 @@ def _audit_here(args: argparse.Namespace, todo: list[str], options: Any, audit_p
     with OutputAside() as aside:
         progress = Progress(len(todo), aside.stderr, enabled=False if args.quiet else None,
                             weights=file_sizes(todo))
+        if not args.quiet:
+            aside.forward = progress.note
 
         def file_done(result: Any) -> None:
             if pictures is not None and result.status == "ok":
@@ -333,7 +335,7 @@ def _audit_here(args: argparse.Namespace, todo: list[str], options: Any, audit_p
                 pictures.update(mesh_pictures(result))  # the file is still loaded
             log = aside.take()
             progress.done(result.status == "ok")
-            if result.status != "ok" and last_lines(log, STDERR_TAIL_LINES):
+            if args.quiet and result.status != "ok" and last_lines(log, STDERR_TAIL_LINES):
                 progress.note([f"skin_audit: Blender's output while loading {result.path} (last lines):",
                                *last_lines(log, STDERR_TAIL_LINES)])
             if progress.files_done < len(todo):
@@ -344,7 +346,8 @@ def _audit_here(args: argparse.Namespace, todo: list[str], options: Any, audit_p
         try:
             files: tuple[Any, ...] = tuple(audit_paths(todo, options, args.object, progress=file_done))
         except Exception:  # a bug of ours: what Blender said last may explain it
-            progress.note(last_lines(aside.take(), STDERR_TAIL_LINES))
+            if args.quiet:
+                progress.note(last_lines(aside.take(), STDERR_TAIL_LINES))
             raise
         progress.finish()
     return files

@@ -116,13 +116,14 @@ def read_terminal(main: int) -> str:
 
 def test_blender_log_stays_off_stdout_and_the_progress_line(scaled_rigs, tmp_path):
     """A real .blend read by the real bpy: Blender logs 'Read blend: ...' from C; with stderr a
-    terminal, the progress line is never followed by it, and stdout holds only the summary."""
+    terminal, each of its lines is a line of its own, never written into the progress line, and
+    stdout holds only the summary."""
     truncated = tmp_path / "truncated.blend"
     truncated.write_bytes(scaled_rigs.read_bytes()[:4000])
+    args = ["audit", scaled_rigs, truncated, "--html", tmp_path / "r.html", "--no-shape-checks", "--fail-on", "never"]
     main, child = pty.openpty()
     try:
-        run = subprocess.run([sys.executable, "-m", "skin_audit", "audit", scaled_rigs, truncated,
-                              "--html", tmp_path / "r.html", "--no-shape-checks", "--fail-on", "never"],
+        run = subprocess.run([sys.executable, "-m", "skin_audit", *map(str, args)],
                              cwd=REPO, stdout=subprocess.PIPE, stderr=child, text=True, timeout=600, check=False)
         os.close(child)
         child = -1
@@ -135,16 +136,24 @@ def test_blender_log_stays_off_stdout_and_the_progress_line(scaled_rigs, tmp_pat
     assert "Read blend" not in run.stdout
     assert run.stdout.splitlines()[0].startswith(f"{scaled_rigs}: 2 rig(s), 2 skinned mesh(es)")
     assert "\rskin_audit: 0/2 files: " in terminal and "skin_audit: 2 file(s) audited in " in terminal
-    # Every progress redraw ends where the next redraw, a line of its own or the end begins.
+    # Every progress line ends where the next redraw or a line of its own begins.
     for piece in terminal.split("\rskin_audit: ")[1:]:
         line = piece.split("\r")[0]
         assert "Read blend" not in line and "blend  " not in line, repr(piece[:300])
-    # The good file's Blender log is set aside; the failed file's last lines are passed on, each on its own line.
+    # Blender's lines, for both files, each from its own start.
     lines = terminal.replace("\r\x1b[K", "\n").replace("\r", "\n").splitlines()
-    assert not any("Read blend" in line and "scaled.blend" in line for line in lines)
-    said = [n for n, line in enumerate(lines) if "Blender's output while loading" in line]
-    assert len(said) == 1 and str(truncated) in lines[said[0]]
-    assert any(line.split("|")[-1].strip().startswith("Read blend:") for line in lines[said[0] + 1:])
+    read = [line for line in lines if "Read blend:" in line]
+    assert len(read) == 2 and all(line.split("|")[-1].strip().startswith("Read blend:") for line in read), read
+    assert not any(line.startswith("skin_audit") and "Read blend" in line for line in lines)
+
+    # --quiet: Blender's lines only for the file that could not be audited, its last ones.
+    quiet = skin_audit(*args, "--quiet")
+    assert quiet.returncode == 2 and "Read blend" not in quiet.stdout
+    said = quiet.stderr.splitlines()
+    head = [n for n, line in enumerate(said) if "Blender's output while loading" in line]
+    assert len(head) == 1 and str(truncated) in said[head[0]], quiet.stderr[-3000:]
+    assert any(line.split("|")[-1].strip().startswith("Read blend:") for line in said[head[0] + 1:])
+    assert not any("Read blend" in line and "scaled.blend" in line for line in said)
 
 
 def test_names_from_files_cannot_forge_terminal_lines():

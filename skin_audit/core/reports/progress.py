@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
@@ -70,15 +71,18 @@ class Progress:
         self.failed = 0
         self._width = 0
         self._current = ""
+        # ``note`` may come from another thread (Blender's log, read as it is written).
+        self._lock = threading.RLock()
 
     def _write(self, text: str, end: str = "") -> None:
         if not self.enabled:
             return
         text = terminal_line(text)  # a file name cannot break the line or repaint the terminal
-        pad = max(self._width - len(text), 0)
-        self.stream.write("\r" + text + " " * pad + end)
-        self.stream.flush()
-        self._width = 0 if end else len(text)
+        with self._lock:
+            pad = max(self._width - len(text), 0)
+            self.stream.write("\r" + text + " " * pad + end)
+            self.stream.flush()
+            self._width = 0 if end else len(text)
 
     def time_left(self) -> float | None:
         """Seconds left by the work done so far, or None before the first file ends."""
@@ -105,13 +109,14 @@ class Progress:
         first and drawn again after them, so nothing is ever written into it."""
         if not lines:
             return
-        if self.enabled and self._width:
-            self.stream.write("\r\x1b[K")
-        self.stream.write("".join(terminal_line(line) + "\n" for line in lines))
-        self._width = 0
-        if self.enabled and self._current and self.files_done < self.total:
-            self._write(self.line(self._current))
-        self.stream.flush()
+        with self._lock:
+            if self.enabled and self._width:
+                self.stream.write("\r\x1b[K")
+            self.stream.write("".join(terminal_line(line) + "\n" for line in lines))
+            self._width = 0
+            if self.enabled and self._current and self.files_done < self.total:
+                self._write(self.line(self._current))
+            self.stream.flush()
 
     def done(self, ok: bool = True) -> None:
         self.files_done = min(self.files_done + 1, self.total)
