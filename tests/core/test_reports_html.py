@@ -307,6 +307,10 @@ def test_files_fold_and_link_to_their_first_warning():
     files = [a for t, a in tags if t == "details" and a.get("class") == "file"]
     assert [f["id"] for f in files] == ["file0", "file1", "file2"]
     assert all("open" in f for f in files)  # each has a WARNING or ERROR, or could not be read
-    assert '<a href="#file0-first">first WARNING</a>' in text  # the rig's multiple-root-bones comes first
+    # The first finding of the file's worst severity: the Cylinder's unweighted vertices, after the rig's WARNING.
+    assert '<a href="#file0-first">first ERROR</a>' in text
+    assert text.index('id="file0-first"') > text.index("multiple-root-bones")
+    assert text.index('id="file0-first"') < text.index('data-code="unweighted-vertices"')
+    assert '<a href="#file1-first">first WARNING</a>' in text
     folded = [a for t, a in tags if t == "details" and "finding" in a.get("class", "") and "open" not in a]
     assert [a["data-code"] for a in folded] == ["preserve-volume-on"]  # INFO starts folded

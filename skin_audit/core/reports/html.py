@@ -642,6 +642,14 @@ def _counts(findings: Sequence[Mapping[str, Any]]) -> str:
     return ", ".join(parts) or "none"
 
 
+_SEVERITY_NAME = {rank: name for name, rank in SEVERITY_RANK.items()}
+
+
+def _worst_rank(findings: Sequence[Mapping[str, Any]]) -> int:
+    """The highest severity rank among ``findings`` (-1 for none)."""
+    return max((SEVERITY_RANK.get(str(f.get("severity")), 0) for f in findings), default=-1)
+
+
 def _shares_drawing(picture: MeshPicture | None, findings: Sequence[Mapping[str, Any]]) -> bool:
     """Whether ``picture`` is worth drawing once in grey for ``findings``: a large mesh with two
     pictures or more (one picture drawn whole costs what the shared drawing costs)."""
@@ -687,8 +695,9 @@ def html_page(report: Mapping[str, Any], fail_on: str,
     rows = []
     for n, fa in enumerate(files):
         fnd = [f for u in units(fa) for f in u.findings]
-        worst = [f for f in fnd if SEVERITY_RANK.get(str(f.get("severity")), 0) >= SEVERITY_RANK["WARNING"]]
-        jump = (f' <a href="#file{n}-first">first {escape(str(worst[0].get("severity")))}</a>' if worst else "")
+        top = _worst_rank(fnd)
+        jump = (f' <a href="#file{n}-first">first {escape(_SEVERITY_NAME[top])}</a>'
+                if top >= SEVERITY_RANK["WARNING"] else "")
         rows.append(f'<tr><td><a href="#file{n}">{escape(str(fa.get("path", "")))}</a></td>'
                     f'<td>{escape(_fmt(fa.get("status")))}</td><td>{len(fa.get("rigs", ()))}</td>'
                     f'<td>{len(fa.get("meshes", ()))}</td><td>{escape(_counts(fnd))}{jump}</td></tr>')
@@ -714,7 +723,7 @@ def html_page(report: Mapping[str, Any], fail_on: str,
             out.append(f'<p class="error-file">Could not be audited: {escape(str(fa.get("message", "")))}</p>')
         elif not units(fa):
             out.append('<p class="muted">No skinned mesh.</p>')
-        first_done = False
+        first_done, top = False, _worst_rank(fnd)
         for k, unit in enumerate(units(fa)):
             picture = pictures.get((path, unit.object)) if unit.kind == "mesh" else None
             anchor = f"file{n}-{unit.kind}{k}"
@@ -724,9 +733,8 @@ def html_page(report: Mapping[str, Any], fail_on: str,
                 base_id = f"mesh{n}-{k}"
                 bases.append(base_svg(picture, base_id))
             text = _unit(unit, picture, anchor, base_id)
-            if not first_done and any(SEVERITY_RANK.get(str(f.get("severity")), 0) >= SEVERITY_RANK["WARNING"]
-                                      for f in unit.findings):
-                text = f'<span id="file{n}-first"></span>' + text  # the file table's "first WARNING" link
+            if not first_done and top >= SEVERITY_RANK["WARNING"] and _worst_rank(unit.findings) == top:
+                text = f'<span id="file{n}-first"></span>' + text  # the file table's "first ERROR" link
                 first_done = True
             out.append(text)
         out.append("</details>")
