@@ -115,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "time N / fps")
     audit.add_argument("--clip", metavar="NAME", default=None,
                        help="glTF animation played at --frame (name or index; default the first)")
+    audit.add_argument("--min-severity", type=str.lower, choices=("info", "warning", "error"), default="info",
+                       help="list findings at or above this severity on the terminal (default info: all); the "
+                       "others are still counted per code (the report files always hold every finding)")
+    audit.add_argument("--quiet", "-q", action="store_true",
+                       help="terminal: only files with a listed finding or that could not be audited, their "
+                       "findings and counts, the totals and the report files; no metric lines, no progress line")
     from .batch.command_line import add_arguments as add_batch_arguments
 
     add_batch_arguments(audit)  # --jobs, --file-timeout, --file-memory-mb, --scheduler
@@ -267,36 +273,21 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     require_bpy()
 
     from .blender.run.audit_files import audit_paths, expand_paths, make_report
-    from .core.audit.summary import audit_summary_text
     from .core.findings import at_or_above
     from .core.output_files import json_text
-    from .core.reports.progress import Progress, file_sizes
+    from .core.reports.text import summary_text, write_lines
 
     expanded = expand_paths(args.paths)
     kept, changes = skip_paths([str(p) for p, problem in expanded if not problem], config)
     todo = [str(p) for p, problem in expanded if problem or str(p) in kept]
     # Options the config set, unless a flag overrode them.
     changes = [c for c in option_changes(config, AuditOptions().to_dict()) if given.get(c.code) is None] + changes
-    progress = Progress(len(todo), weights=file_sizes(todo))
     pictures: dict[tuple[str, str], Any] = {}
-
-    def file_done(result: Any) -> None:
-        if "html" in targets and result.status == "ok":
-            from .blender.run.report_pictures import mesh_pictures
-
-            pictures.update(mesh_pictures(result))  # the file is still loaded
-        progress.done(result.status == "ok")
-        if progress.files_done < len(todo):
-            progress.start(todo[progress.files_done])
-
     from .batch.command_line import audit_in_workers
 
     files = audit_in_workers(args, todo, options, "--html" if "html" in targets else None)
     if files is None:  # in this process: one file, --html, or inside a Blender executable
-        if todo:
-            progress.start(todo[0])
-        files = audit_paths(todo, options, args.object, progress=file_done)
-        progress.finish()
+        files = _audit_here(args, todo, options, audit_paths, pictures if "html" in targets else None)
     files, finding_changes = _apply_config(files, config)
     changes += finding_changes
     report = make_report(files, options)
@@ -305,15 +296,61 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
         data["config"] = {"path": config.path, "changes": [c.to_dict() for c in changes]}
     if targets:
         _write_reports(_render(targets, data, options.fail_on, args.sarif_help_uri, pictures, json_text))
-    out.write(audit_summary_text(report, options.fail_on))
+    written = [(kind, str(targets[flag])) for flag, kind in REPORT_KINDS if flag in targets]
+    out.write(summary_text(data, options.fail_on, min_severity=args.min_severity, quiet=args.quiet,
+                           written=written))
     if changes:
-        out.write(f"config {config.path}: {len(changes)} change(s), listed in the reports\n")
+        write_lines(out, [f"config {config.path}: {len(changes)} change(s), listed in the reports"])
     if any(fa.error_kind == "internal" for fa in files):
         return EXIT_INTERNAL  # our own bug on some file: the report holds every other file
     if any(fa.status != "ok" for fa in files):
         return EXIT_UNUSABLE
     findings = [f for fa in files for f in fa.findings]
     return EXIT_FINDINGS if at_or_above(findings, options.fail_on) else EXIT_OK
+
+
+#: Report flags and their names on the terminal's ``reports:`` line, in the order written there.
+REPORT_KINDS = (("json", "JSON"), ("junit", "JUnit"), ("sarif", "SARIF"), ("html", "HTML"))
+
+
+def _audit_here(args: argparse.Namespace, todo: list[str], options: Any, audit_paths: Any,
+                pictures: dict[tuple[str, str], Any] | None) -> tuple[Any, ...]:
+    """The files audited in this process, Blender's own output kept apart (``batch/console``):
+    its lines go to stderr each on a line of its own, never into the progress line or on
+    stdout; with --quiet only a file that could not be audited has them, its last lines."""
+    from .batch.console import OutputAside, last_lines
+    from .batch.process import STDERR_TAIL_LINES
+    from .core.reports.progress import Progress, file_sizes
+
+    with OutputAside() as aside:
+        progress = Progress(len(todo), aside.stderr, enabled=False if args.quiet else None,
+                            weights=file_sizes(todo))
+        if not args.quiet:
+            aside.forward = progress.note
+
+        def file_done(result: Any) -> None:
+            if pictures is not None and result.status == "ok":
+                from .blender.run.report_pictures import mesh_pictures
+
+                pictures.update(mesh_pictures(result))  # the file is still loaded
+            log = aside.take()
+            progress.done(result.status == "ok")
+            if args.quiet and result.status != "ok" and last_lines(log, STDERR_TAIL_LINES):
+                progress.note([f"skin_audit: Blender's output while loading {result.path} (last lines):",
+                               *last_lines(log, STDERR_TAIL_LINES)])
+            if progress.files_done < len(todo):
+                progress.start(todo[progress.files_done])
+
+        if todo:
+            progress.start(todo[0])
+        try:
+            files: tuple[Any, ...] = tuple(audit_paths(todo, options, args.object, progress=file_done))
+        except Exception:  # a bug of ours: what Blender said last may explain it
+            if args.quiet:
+                progress.note(last_lines(aside.take(), STDERR_TAIL_LINES))
+            raise
+        progress.finish()
+    return files
 
 
 def _apply_config(files: Any, config: Any) -> tuple[tuple[Any, ...], list[Any]]:
