@@ -4,10 +4,12 @@
 The character's own axes come from its skeleton, so an armature turned in its object
 transform (a glTF's Y-up, a rig lying down) is judged alike: *up* runs from the hips to
 the head, *across* from the right upper arm to the left one (made perpendicular to up),
-*forward* completes them.  For each arm, the direction from the upper arm's head to the
-lower arm's head is measured as degrees *below the horizontal* (0 in a T-pose, about 45
-in an A-pose) and degrees *forward* of the side; for each leg, the direction from the
-upper leg's head to the foot's head as degrees *out from the vertical*.
+*forward* completes them; each is snapped to the nearest armature axis within 30 degrees
+of it (a spine leans; the armature a character stands in does not).  For each arm, the
+direction from the upper arm's head to the lower arm's head is measured as degrees *below
+the horizontal* (0 in a T-pose, about 45 in an A-pose) and degrees *forward* of the side;
+for each leg, the direction from the upper leg's head to the foot's head as degrees *out
+from the vertical*.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ F64 = NDArray[np.float64]
 CONVENTIONS = {"t": (0.0, tolerances.T_POSE_DEGREES),
                "a": (tolerances.A_POSE_ARM_DEGREES, tolerances.A_POSE_DEGREES)}
 LIMBS = (("leftArm", "leftUpperArm", "leftLowerArm", 1.0), ("rightArm", "rightUpperArm", "rightLowerArm", -1.0))
+#: A skeleton's up and across directions within this of an armature axis are taken as that axis.
+SNAP_DEGREES = 30.0
 LEGS = (("leftLeg", "leftUpperLeg", "leftFoot", 1.0), ("rightLeg", "rightUpperLeg", "rightFoot", -1.0))
 
 
@@ -54,6 +58,17 @@ def _unit(v: F64) -> F64 | None:
     return None if n <= tolerances.DIVISION_GUARD else v / n
 
 
+def _snap(v: F64) -> F64:
+    """``v`` (unit) snapped to the nearest armature axis when within SNAP_DEGREES of it: a
+    standing character's spine leans, its armature's axes do not."""
+    k = int(np.argmax(np.abs(v)))
+    if abs(float(v[k])) < np.cos(np.radians(SNAP_DEGREES)):
+        return v
+    axis = np.zeros(3)
+    axis[k] = np.sign(v[k])
+    return axis
+
+
 def measure_rest_pose(mapping: HumanoidMap, names: tuple[str, ...], heads: F64) -> RestPose | None:
     """The humanoid's limb angles at rest, or None where its axes cannot be found.
 
@@ -78,9 +93,11 @@ def measure_rest_pose(mapping: HumanoidMap, names: tuple[str, ...], heads: F64) 
     up = _unit(top - hips)
     if up is None:
         return None
+    up = _snap(up)
     across = _unit((la - ra) - ((la - ra) @ up) * up)
     if across is None:
         return None
+    across = _snap(across)
     forward = np.cross(across, up)  # left x up: Blender's -Y for a character facing -Y with its left on +X
     limbs: dict[str, dict[str, float]] = {}
     for limb, upper, lower, sign in LIMBS:
