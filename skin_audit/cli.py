@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--quiet", "-q", action="store_true",
                        help="terminal: only files with a listed finding or that could not be audited, their "
                        "findings and counts, the totals and the report files; no metric lines, no progress line")
+    audit.add_argument("--rest-pose", type=str.lower, choices=("t", "a"), default=None,
+                       help="the rest pose the pipeline wants: a humanoid resting otherwise is a WARNING "
+                       "(default: measured and reported as INFO)")
     from .batch.command_line import add_arguments as add_batch_arguments
 
     add_batch_arguments(audit)  # --jobs, --file-timeout, --file-memory-mb, --scheduler
@@ -261,7 +264,8 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
         raise InputError(f"{config.path}: [audit] target: this version of skin_audit has no engine targets; "
                          "remove the key")
     given = {"max_influences": args.max_influences, "weight_tolerance": args.weight_tolerance,
-             "fail_on": args.fail_on, "target": args.target, "frame": args.frame, "clip": args.clip}
+             "fail_on": args.fail_on, "target": args.target, "frame": args.frame, "clip": args.clip,
+             "rest_pose": args.rest_pose}
     overrides.update({k: v for k, v in given.items() if v is not None})
     options = AuditOptions(shape_checks=not args.no_shape_checks,
                            **{k: v for k, v in overrides.items() if k in fields})
@@ -288,7 +292,9 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     files = audit_in_workers(args, todo, options, "--html" if "html" in targets else None)
     if files is None:  # in this process: one file, --html, or inside a Blender executable
         files = _audit_here(args, todo, options, audit_paths, pictures if "html" in targets else None)
-    files, finding_changes = _apply_config(files, config)
+    from .core.skeleton import cross_file_findings
+
+    files, finding_changes = _apply_config(cross_file_findings(files), config)
     changes += finding_changes
     report = make_report(files, options)
     data = report.to_dict()

@@ -52,6 +52,8 @@ class AuditOptions:
     frame: int | None = None
     #: glTF animation played at ``frame`` (name or index as text; None: the first).
     clip: str | None = None
+    #: The rest pose the pipeline wants ("t" or "a"); None: measured and reported, not judged.
+    rest_pose: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

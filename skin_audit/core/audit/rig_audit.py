@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..findings import Finding, Severity
 from ..maths.affine import largest_side
+from ..skeleton import joint_budget_finding, judge_skeleton
 from .armature_modifier import to_armature
 from .options import AuditOptions
 from .skinned_mesh import Bones, SkinnedMesh
@@ -46,7 +47,8 @@ from .symmetry import (
 F64 = NDArray[np.float64]
 
 #: Codes only the rig audit reports (the others it shares with the single-mesh rules).
-RIG_CODES = frozenset({"armature-modifier-missing"})
+RIG_CODES = frozenset({"armature-modifier-missing", "humanoid-bone-missing", "humanoid-bone-ambiguous", "rest-pose",
+                       "rest-pose-mismatch", "joint-budget-exceeded", "skeleton-differs"})
 #: How many names a message lists.
 NAMES_SHOWN = 5
 
@@ -59,14 +61,19 @@ class RigAudit:
     meshes: tuple[str, ...]
     metrics: Mapping[str, float | int | None]
     findings: tuple[Finding, ...]
+    #: The deform skeleton: humanoid map, rest pose, signature (core.skeleton); empty when not judged.
+    skeleton: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "armature": self.armature,
             "meshes": list(self.meshes),
             "metrics": dict(self.metrics),
             "findings": [f.to_dict() for f in self.findings],
         }
+        if self.skeleton:
+            out["skeleton"] = dict(self.skeleton)
+        return out
 
 
 @dataclass(frozen=True)
@@ -384,6 +391,7 @@ def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOption
     """
     findings: list[Finding] = []
     metrics: dict[str, Any] = {}
+    skeleton: dict[str, Any] = {}
     parts = tuple(MeshPart() for _ in meshes)
     if meshes:
         bones = meshes[0].bones
@@ -396,9 +404,34 @@ def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOption
         findings += structure_findings(armature, bones)
         findings += armature_findings(meshes[0])
         findings += idle_bone_findings(armature, meshes)
+        skeleton = _skeleton(armature, meshes, options, findings, metrics, list(parts))
         if options.shape_checks and deform.any():
             char = _character(meshes)
             _symmetry(armature, meshes, char, options, findings, metrics, list(parts))
             _strays(meshes, char, list(parts))
     findings += missing_modifier_findings(armature, missing)
-    return RigAudit(armature, tuple(m.object for m in meshes), metrics, tuple(findings)), parts
+    return RigAudit(armature, tuple(m.object for m in meshes), metrics, tuple(findings), skeleton), parts
+
+
+def _skeleton(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions, findings: list[Finding],
+              metrics: dict[str, Any], parts: list[MeshPart]) -> dict[str, Any]:
+    """Humanoid map, rest pose and signature of the deform skeleton; each mesh's joint budget."""
+    bones = meshes[0].bones
+    deform = np.flatnonzero(bones.use_deform)
+    if deform.size == 0:
+        return {}
+    dparent = deform_parents(bones.parents, bones.use_deform)
+    position = {int(j): k for k, j in enumerate(deform)}
+    parents = [position[int(dparent[j])] if dparent[j] >= 0 else -1 for j in deform]
+    judged = judge_skeleton(armature, [bones.names[j] for j in deform], parents, bones.heads[deform],
+                            bones.tails[deform], bones.rest[deform, :3, 0], options.rest_pose)
+    findings += judged.findings
+    humanoid = judged.data["humanoid"]
+    metrics["humanoid_bones"] = len(humanoid["bones"]) if humanoid["humanoid"] else 0
+    for mesh, part in zip(meshes, parts, strict=True):
+        weighting = [bones.names[b] for b in sorted({b for b, _, _ in mesh.deform_columns})]
+        part.metrics["weighting_bones"] = len(weighting)
+        budget = joint_budget_finding(mesh.object, weighting, options.target)
+        if budget is not None:
+            part.findings.append(budget)
+    return judged.data

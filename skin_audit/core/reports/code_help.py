@@ -119,6 +119,29 @@ _ENTRIES = (
        "A mesh parented to the armature, with a disabled Armature modifier, or with vertex groups named after its "
        "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones.",
        "Add (or enable) an Armature modifier pointing at the armature, or unparent the mesh if it is a prop."),
+    _h("humanoid-bone-missing", "WARNING", "A humanoid without a required humanoid bone",
+       "The rig maps to a humanoid (at least 10 of VRM 1.0's 15 required bones found by name or hierarchy) but "
+       "one of the required bones (hips, spine, head, upper arm, lower arm, hand, upper leg, lower leg, foot) "
+       "is not there.",
+       "Add or rename the bone; VRM, Unity's Humanoid and retargeting need every required bone."),
+    _h("humanoid-bone-ambiguous", "INFO", "Two bones could be one humanoid bone",
+       "Two bones that are not one chain both read as the same humanoid bone.",
+       "Rename one of them so a humanoid mapping can choose."),
+    _h("rest-pose", "INFO", "The humanoid's rest pose",
+       "Per limb, the arms' degrees below the horizontal and the legs' out from the vertical at rest, and "
+       "whether that is a T-pose (arms within 10 degrees of the horizontal) or an A-pose (45 within 15).",
+       "Nothing to do; give --rest-pose t|a to hold the rig to the pipeline's convention."),
+    _h("rest-pose-mismatch", "WARNING", "Not in the rest pose the pipeline wants",
+       "--rest-pose (or [audit] rest_pose) names a T-pose or an A-pose, and an arm rests outside it.",
+       "Pose the rig into the convention and apply the pose as its rest pose (and rebind the mesh)."),
+    _h("joint-budget-exceeded", "WARNING", "More bones weight the mesh than the target skins at once",
+       "The bones weighting the mesh exceed the engine target's documented limit (Unreal: 256 per section "
+       "with its default 8-bit bone indices).",
+       "Split the mesh, remove helper bones from its weights, or raise the target's limit."),
+    _h("skeleton-differs", "INFO", "A related skeleton that differs",
+       "In a run over several files, a rig whose deform skeleton shares most bones with the run's first but "
+       "not all: renamed, missing, extra, moved, re-rolled or re-parented bones, each named.",
+       "Make the skeletons match before one set of clips drives both."),
     _h("non-finite-result", "ERROR", "The audit computed NaN or infinity",
        "The audit computed NaN or infinity (a bone scaled to zero under Preserve Volume, a NaN vertex...): those "
        "metrics are null and named in details.undefined, never a pass.",
