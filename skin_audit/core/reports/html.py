@@ -15,6 +15,7 @@ The report dict carries no geometry; pass ``pictures`` keyed by
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
@@ -626,11 +627,84 @@ def _unit(unit: Unit, picture: MeshPicture | None, anchor: str, base_id: str | N
     if unit.metrics:
         out.append(f'<details class="metrics"><summary>metrics</summary>'
                    f'{_values_table(list(unit.metrics.items()), ("metric", "value", "unit"))}</details>')
+    out += _skeleton_html(unit) + _animation_html(unit)
     if not findings:
         out.append('<p class="muted">No findings.</p>')
     out += [_finding(f, picture, f"{anchor}-f{n}", base_id) for n, f in enumerate(findings)]
     out.append("</section>")
     return "".join(out)
+
+
+def _skeleton_html(unit: Unit) -> list[str]:
+    """A humanoid rig's map (VRM 1.0 bone -> the rig's bone, how found) and rest pose, folded."""
+    humanoid = unit.skeleton.get("humanoid", {})
+    if not humanoid.get("humanoid"):
+        return []
+    rows = [(k, v, humanoid.get("how", {}).get(k, "")) for k, v in humanoid.get("bones", {}).items()]
+    rows += [(k, "missing", "") for k in humanoid.get("missing", ())]
+    out = [f'<details class="skeleton"><summary>humanoid map: {len(humanoid.get("bones", {}))} bones'
+           f'{", missing " + escape(", ".join(humanoid["missing"])) if humanoid.get("missing") else ""}</summary>',
+           _table(rows, ("humanoid bone (VRM 1.0)", "bone", "found by"))]
+    pose = unit.skeleton.get("rest_pose")
+    if pose:
+        limbs = [(k, *(f"{_fmt(v.get(a))} deg" if a in v else "" for a in ("below_horizontal", "forward",
+                                                                         "from_vertical")))
+                 for k, v in pose.get("limbs", {}).items()]
+        kind = {"t": "T-pose", "a": "A-pose"}.get(pose.get("convention") or "", "neither T- nor A-pose")
+        out += [f"<p>Rest pose: {kind}.</p>",
+                _table(limbs, ("limb", "below horizontal", "forward", "out from vertical"))]
+    out.append("</details>")
+    return out
+
+
+def timeline_svg(frames: Sequence[float], series: Sequence[tuple[str, Sequence[float | None], str]],
+                 size: tuple[int, int] = (360, 120)) -> str:
+    """A small line plot of per-frame values (None: not measured), one polyline per series, y from 0 to the
+    largest value (at least 1)."""
+    w, h = size
+    values = [v for _, s, _ in series for v in s if v is not None and math.isfinite(v)]
+    if not frames or not values:
+        return ""
+    top = max(1.0, max(values))
+    lo, hi = float(min(frames)), float(max(frames))
+    span = hi - lo or 1.0
+
+    def xy(f: float, v: float) -> str:
+        return f"{_num(4 + (w - 8) * (f - lo) / span)},{_num(h - 14 - (h - 22) * v / top)}"
+
+    lines = []
+    for label, s, colour in series:
+        points = " ".join(xy(f, v) for f, v in zip(frames, s, strict=True) if v is not None and math.isfinite(v))
+        if points:
+            lines.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{points}">'
+                         f"<title>{escape(label)}</title></polyline>")
+    legend = " ".join(f'<tspan fill="{c}">{escape(label)}</tspan>' for label, _, c in series)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" class="timeline">'
+            f'<rect width="{w}" height="{h}" fill="#fff" stroke="#ccc"/>{"".join(lines)}'
+            f'<text x="4" y="{h - 2}" font-size="10">frames {_fmt(lo)}-{_fmt(hi)}; {legend}; 0 to {_fmt(top)}</text>'
+            "</svg>")
+
+
+def _animation_html(unit: Unit) -> list[str]:
+    """Per action and mesh of ``audit --animation``: its worst frames and a plot of the timeline."""
+    entries = unit.animation.get("actions", ()) if unit.kind == "rig" else ()
+    if not entries:
+        return []
+    out = ['<details class="animation" open><summary>animation: '
+           f'{len(entries)} action/mesh timeline(s), {_fmt(unit.animation.get("frames"))} frames</summary>']
+    for e in entries:
+        tl = e.get("timeline", {})
+        worst = e.get("worst_frames", {})
+        out.append(f'<div><b>{escape(str(e.get("action")))}</b> on {escape(str(e.get("mesh")))}: '
+                   f'{_fmt(e.get("frames"))} frames; worst frames: '
+                   + escape("; ".join(f"{k} {', '.join(_fmt(f) for f in v)}" for k, v in worst.items() if v))
+                   + "</div>")
+        out.append(timeline_svg(tl.get("frame", ()), (
+            ("smallest singular value", tl.get("sigma_min", ()), "#c0392b"),
+            ("determinant", tl.get("det_min", ()), "#2471a3"),
+            ("engine divergence / size", tl.get("engine_divergence_max", ()), "#7d3c98"))))
+    out.append("</details>")
+    return out
 
 
 def _counts(findings: Sequence[Mapping[str, Any]]) -> str:
@@ -703,6 +777,12 @@ def html_page(report: Mapping[str, Any], fail_on: str,
                     f'<td>{len(fa.get("meshes", ()))}</td><td>{escape(_counts(fnd))}{jump}</td></tr>')
     out += ["<h2>Files</h2>", '<table class="files"><tr><th>file</th><th>status</th><th>rigs</th><th>meshes</th>'
             "<th>findings</th></tr>" + "".join(rows) + "</table>"]
+    if report.get("skeletons"):
+        out += ["<h2>Skeletons</h2>", _table(
+            [(g.get("skeleton"), g.get("bones"),
+              "; ".join(f"{m.get('path')} ({m.get('armature')})" for m in g.get("members", ())),
+              g.get("summary") or ("unrelated to skeleton 1" if g.get("related_to_skeleton_1") is False else ""))
+             for g in report["skeletons"]], ("skeleton", "deform bones", "rigs", "differs from skeleton 1"))]
     changes = list(report.get("config", {}).get("changes", ()))
     if report.get("config"):
         out.append(f"<h2>Config</h2><p>Read from <code>{escape(str(report['config'].get('path', '')))}</code>; "

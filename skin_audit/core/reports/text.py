@@ -114,11 +114,14 @@ def summary_lines(report: Mapping[str, Any], fail_on: str, *, min_severity: str 
             if quiet and not listed:
                 continue
             lines.append(_head(unit) if not quiet else f"  {unit.label}")
+            if not quiet:
+                lines += [f"    {line}" for line in skeleton_lines(unit)]
             lines += [f"    [{f.get('severity')}] {f.get('code')}: {f.get('message', '')}" for f in listed]
         if found:
             hidden = len(found) - len(shown)
             lines.append(f"  counts: {code_counts(found)}"
                          + (f" ({hidden} below --min-severity {min_severity} not listed)" if hidden else ""))
+    lines += skeleton_group_lines(report.get("skeletons", ()))
     data = report.get("summary", {})
     every = [f for fa in report.get("files", ()) for u in units(fa) for f in u.findings]
     lines.append(
@@ -128,6 +131,41 @@ def summary_lines(report: Mapping[str, Any], fail_on: str, *, min_severity: str 
     if written:
         lines.append("reports: " + ", ".join(f"{kind} {path}" for kind, path in written))
     return lines
+
+
+def skeleton_lines(unit: Unit) -> list[str]:
+    """A rig's humanoid map and rest pose in a line each (nothing for a rig that is no humanoid)."""
+    humanoid = unit.skeleton.get("humanoid", {}) if unit.kind == "rig" else {}
+    if not humanoid.get("humanoid"):
+        return []
+    bones = humanoid.get("bones", {})
+    out = [f"humanoid: {len(bones)} humanoid bones mapped"
+           + (f", missing {', '.join(humanoid.get('missing', ()))}" if humanoid.get("missing") else "")
+           + "; " + ", ".join(f"{k} = {v}" for k, v in list(bones.items())[:6]) + (" ..." if len(bones) > 6 else "")]
+    pose = unit.skeleton.get("rest_pose")
+    if pose:
+        arms = {k: v.get("below_horizontal") for k, v in pose.get("limbs", {}).items() if "below_horizontal" in v}
+        kind = {"t": "T-pose", "a": "A-pose"}.get(pose.get("convention") or "", "neither T- nor A-pose")
+        out.append(f"rest pose: {kind}; arms " + ", ".join(f"{k} {_fmt(v)} deg below horizontal"
+                                                           for k, v in arms.items()))
+    return out
+
+
+def skeleton_group_lines(groups: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The run's skeleton groups: one line per skeleton, members and what differs from the first."""
+    if not groups:
+        return []
+    out = [f"skeletons: {len(groups)} distinct among "
+           f"{sum(len(g.get('members', ())) for g in groups)} rig(s)"]
+    for g in groups:
+        members = ", ".join(f"{m.get('path')} ({m.get('armature')})" for m in g.get("members", ()))
+        note = ""
+        if "summary" in g:
+            note = f"; differs from skeleton 1: {g['summary']}"
+        elif g.get("related_to_skeleton_1") is False:
+            note = "; unrelated to skeleton 1"
+        out.append(f"  skeleton {g.get('skeleton')} ({g.get('bones')} deform bones): {members}{note}")
+    return out
 
 
 def summary_text(report: Mapping[str, Any], fail_on: str, **options: Any) -> str:
