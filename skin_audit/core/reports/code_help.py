@@ -112,9 +112,10 @@ _ENTRIES = (
        "without the morph.",
        "Keep Babylon's GPU skinning for this mesh, or bake the shape keys."),
     _h("gltf-not-compared", "INFO", "glTF file not compared with Blender",
-       "The object's vertices could not be matched to the file's rows, so the target's drawing of the file is not "
-       "compared with Blender.",
-       "Import with merge vertices off (the default) to have the comparison."),
+       "Blender's vertices could not be paired with the file's rows in the importer's order (each primitive's "
+       "used rows; the vertex count or the faces differ), or the file's meshes are compressed (Draco) and "
+       "skin_audit's reader cannot decode them: the target's drawing of the file is not compared with Blender.",
+       "Import with merge vertices off (the default), or audit an uncompressed export, to have the comparison."),
     _h("armature-modifier-missing", "ERROR / WARNING", "Mesh of the rig that no Armature modifier deforms",
        "A mesh parented to the armature, with a disabled Armature modifier, or with vertex groups named after its "
        "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones.",
