@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -12,11 +12,12 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..engines.targets import Target, get_target
 from ..engines.weights import PosedLayout, PreparedInfluences, deform_layout, layout_prepared, prepare_exported
+from ..findings import Finding
 from ..maths.affine import apply_affine
 from ..maths.bone_runs import BoneRuns, blend_runs, gather_points, runs_from_table
 from .armature_modifier import has_bbones
 from .options import AuditOptions
-from .skinned_mesh import SkinnedMesh
+from .skinned_mesh import InfluenceTable, SkinnedMesh
 
 F64 = NDArray[np.float64]
 
@@ -47,6 +48,10 @@ class PreparedTarget:
     joint_count: int
     #: Set when the target draws every vertex from Blender's own (bone, vertex) pairs (``offsets``).
     offsets: Offsets | None = None
+    #: Groups naming a bone with Deform off that the exporter writes as joints (Blender ignores
+    #: them), and the vertices they weigh (``exported_table``).
+    non_deform_groups: tuple[str, ...] = ()
+    non_deform_vertices: NDArray[np.intp] = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
 
     @cached_property
     def layouts(self) -> tuple[PosedLayout, ...]:
@@ -56,13 +61,66 @@ class PreparedTarget:
                      for mask, influences in self.parts)
 
 
+@dataclass(frozen=True)
+class ExportedTable:
+    """The influences Blender's glTF exporter reads when they are not Blender's deform weights."""
+
+    table: InfluenceTable
+    groups: tuple[str, ...]  # the groups naming a non-deform bone, with weights
+    vertices: NDArray[np.intp]  # (N,) the vertices those groups weigh
+
+
+def exported_table(mesh: SkinnedMesh) -> ExportedTable | None:
+    """The groups Blender's glTF exporter writes, when they differ from Blender's deform groups.
+
+    With its defaults (``export_def_bones`` off) every bone of the armature is a joint, and
+    ``primitive_extract.__get_bone_data`` keeps every vertex group named after a joint: a group
+    naming a bone whose Deform is off, which Blender's Armature modifier ignores, is exported
+    and moves its vertices in every engine.  Returns None when no such group has a weight
+    (the exporter then reads Blender's own deform table); otherwise a (V, K) table of every group
+    naming a bone, slots in group order.
+    """
+    named = mesh.group_bones()
+    deform = mesh.deform_groups()
+    rows = [g for g in range(len(named)) if named[g] >= 0]
+    extra = [g for g in rows if deform[g] < 0 and mesh.weights[g].any()]
+    if not extra:
+        return None
+    v = mesh.vertex_count
+    found = []
+    for g in rows:
+        idx = np.flatnonzero(mesh.weights[g] != 0)
+        found.append((int(named[g]), idx, mesh.weights[g][idx].astype(np.float64)))
+    count = np.zeros(v, dtype=np.intp)
+    for _, idx, _ in found:
+        count[idx] += 1
+    k = max(int(count.max(initial=0)), 1)
+    bones = np.zeros(v * k, dtype=np.intp)
+    weights = np.zeros(v * k)
+    fill = np.zeros(v, dtype=np.intp)
+    for bone, idx, w in found:
+        at = idx * k + fill[idx]
+        bones[at] = bone
+        weights[at] = w
+        fill[idx] += 1
+    touched = np.unique(np.concatenate([np.flatnonzero(mesh.weights[g] != 0) for g in extra]))
+    return ExportedTable(InfluenceTable(bones.reshape(v, k), weights.reshape(v, k)),
+                         tuple(mesh.group_names[g] for g in extra), touched.astype(np.intp))
+
+
 def prepare_target(mesh: SkinnedMesh, target: Target) -> PreparedTarget:
     """The influences ``target`` draws ``mesh`` with, once for all its poses.
 
     Used slots come first in the table, zero padding after.  A vertex with at most N
     influences reaches the engine with all of them (negative ones too): only padding is cut,
-    so a padding zero never outranks one of its negative weights.
+    so a padding zero never outranks one of its negative weights.  Through an exporter the
+    table is what the exporter reads (``exported_table``: non-deform bones' groups included).
     """
+    exported = exported_table(mesh) if target.exporter is not None else None
+    if exported is not None:
+        parts0 = ((None, prepare_exported(exported.table.bones, exported.table.weights, target)),)
+        return PreparedTarget(parts0, mesh.rest_armature, len(mesh.bones.names), None,
+                              exported.groups, exported.vertices)
     table = mesh.influence_table
     n = target.max_influences
     if target.exporter is None and n is not None and table.bones.shape[1] > n:
@@ -145,3 +203,22 @@ def target_positions(mesh: SkinnedMesh, target: Target, channel: F64, prepared: 
     # (apply_affine: one product over every vertex would wake OpenBLAS's threads, which then spin
     # against the audit's own for the next tenth of a second)
     return apply_affine(mesh.armature_to_mesh, drawn)
+
+
+def explain_non_deform(finding: Finding, prepared: PreparedTarget, target: Target) -> Finding:
+    """``engine-divergence`` saying that the exporter wrote groups of bones with Deform off, when it did
+    and the finding's vertices include theirs."""
+    if not prepared.non_deform_groups:
+        return finding
+    hit = np.intersect1d(np.asarray(finding.vertices, dtype=np.intp), prepared.non_deform_vertices)
+    if not len(hit):
+        return finding
+    names = ", ".join(f"'{g}'" for g in prepared.non_deform_groups[:5])
+    more = f" and {len(prepared.non_deform_groups) - 5} more" if len(prepared.non_deform_groups) > 5 else ""
+    message = (f"{finding.message}; {len(hit)} of them are weighted to bones with Deform off ({names}{more}): "
+               f"Blender ignores those groups, but its glTF exporter writes every bone as a joint and keeps "
+               f"their weights, so {target.name} moves those vertices with those bones. Remove those weights if "
+               "the bones should not deform, turn Deform on if they should, or export with 'Deform Bones Only'")
+    return replace(finding, message=message,
+                   details={**finding.details, "non_deform_groups": list(prepared.non_deform_groups),
+                            "non_deform_vertices": int(len(hit))})

@@ -20,7 +20,7 @@ from ..maths.affine import distances
 from ..maths.parallel import Beside
 from .armature_modifier import Recomputed, recompute_blender, recompute_blender_many
 from .drift_causes import UNEXPLAINED, rest_drift_causes
-from .engine_target import audit_target, engine_offsets, prepare_target, target_positions
+from .engine_target import audit_target, engine_offsets, explain_non_deform, prepare_target, target_positions
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .pose_sweep import SweepPose, SweepResult, run_sweep
 from .report import MeshAudit
@@ -351,7 +351,7 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
     metrics["engine_divergence_by_pose"] = divergence_by_pose(per_pose)  # type: ignore[assignment]
     engine_finding = divergence_finding(per_pose, max(size, 1.0), options.divergence_relative, target, "Blender")
     if engine_finding is not None:
-        findings.append(engine_finding)
+        findings.append(explain_non_deform(engine_finding, prepared, target))
 
     # 4. Extreme poses (symmetry and stray weights are judged over the character: rig_audit).
     if options.shape_checks:
