@@ -10,7 +10,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from ...core.audit.engine_target import audit_target
+from ...core.audit.engine_target import audit_target, judge_unnormalised
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import MeshAudit
 from ...core.audit.rig_audit import RigAudit
@@ -22,6 +22,7 @@ from ...core.engines.gltf_audit import (
     file_divergence,
     importer_changes,
     match_node,
+    paired_size,
     place_file_findings,
     target_file_findings,
     unmatched_finding,
@@ -132,18 +133,22 @@ def gltf_audit(path: Path, options: AuditOptions, rigs: tuple[RigAudit, ...], me
             found.append(unmatched_finding(imported.object, match.why, target))
             metrics.update(max_engine_divergence=None, engine_divergence_by_pose={})
             measures.pop("engine_divergence", None)
+            kept = judge_unnormalised(kept, target, None, 1.0, 0.0, 1.0, from_blend=False)
         else:
             d = drop_vanished(d, found)
-            size = float(metrics.get("size") or 1.0)
+            # The file's distances are in world units: sized by the file's own rows (the bind pose).
+            size = paired_size(match)
             per_pose = {"current": d}
             metrics.update(max_engine_divergence=float(d.max(initial=0.0)),
                            engine_divergence_by_pose=divergence_by_pose(per_pose))  # type: ignore[arg-type]
             measures["engine_divergence"] = d
             finding = divergence_finding(per_pose, max(size, 1.0), options.divergence_relative, target,
-                                         "Blender (its glTF importer)")
+                                         "Blender (its glTF importer)", mesh_size=size)
             if finding is not None:
                 found.append(replace(finding, message=finding.message + "; Blender shows this file differently "
                                      "from engines", details={**finding.details, "time": time}))
+            kept = judge_unnormalised(kept, target, d, size, options.divergence_relative * max(size, 1.0), 1.0,
+                                      from_blend=False)
         metrics["gltf_time"] = time
         out.append(replace(audit, findings=tuple(kept + found), metrics=metrics, measures=measures))
     file_wide = [f for f in checks if not str(f.details.get("where", "")).startswith("node ")]
@@ -157,7 +162,8 @@ def gltf_audit(path: Path, options: AuditOptions, rigs: tuple[RigAudit, ...], me
 def _not_compared(audit: MeshAudit, why: str, target: Target) -> MeshAudit:
     """``audit`` of Blender's import alone: its exporter-path engine divergence (a model of
     re-exporting the scene, not of the file) replaced by ``gltf-not-compared`` saying why."""
-    kept = [f for f in audit.findings if f.code != "engine-divergence"]
+    kept = judge_unnormalised([f for f in audit.findings if f.code != "engine-divergence"], target, None, 1.0, 0.0,
+                              1.0, from_blend=False)
     metrics = {**audit.metrics, "max_engine_divergence": None, "engine_divergence_by_pose": {}}
     measures = {k: v for k, v in audit.measures.items() if k != "engine_divergence"}
     return replace(audit, findings=(*kept, unmatched_finding(audit.object, why, target)), metrics=metrics,

@@ -10,9 +10,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
+from ..engines.divergence import distance_text
 from ..engines.targets import Target, get_target
 from ..engines.weights import PosedLayout, PreparedInfluences, deform_layout, layout_prepared, prepare_exported
-from ..findings import Finding
+from ..findings import Finding, Severity
 from ..maths.affine import apply_affine
 from ..maths.bone_runs import BoneRuns, blend_runs, gather_points, runs_from_table
 from .armature_modifier import has_bbones
@@ -222,3 +223,82 @@ def explain_non_deform(finding: Finding, prepared: PreparedTarget, target: Targe
     return replace(finding, message=message,
                    details={**finding.details, "non_deform_groups": list(prepared.non_deform_groups),
                             "non_deform_vertices": int(len(hit))})
+
+
+def world_scale(mesh: SkinnedMesh) -> float:
+    """World units per unit of the mesh object's space: the geometric mean of its world scale
+    (the armature object's scale times ``mesh_to_armature``'s), for distances in messages."""
+    m = mesh.mesh_to_armature[:3, :3]
+    det = abs(float(np.linalg.det(m))) * float(np.prod(mesh.armature_scale))
+    return float(det ** (1.0 / 3.0)) if np.isfinite(det) and det > 0 else 1.0
+
+
+#: The code whose severity follows what the target draws (``judge_unnormalised``).
+UNNORMALISED = "weights-not-normalized"
+
+
+def keeps_sums(target: Target, from_blend: bool) -> bool:
+    """Whether ``target`` draws weights that do not sum to 1 as stored: no exporter renormalises them
+    (a .blend goes through Blender's glTF exporter for every target but ``raw``) and its runtime does
+    not divide by the sum (``gltf`` and ``raw``; three.js divides at load, Babylon's CPU path and the
+    other runtimes modelled here divide too)."""
+    exporter_normalises = from_blend and target.exporter is not None and target.exporter.renormalises
+    return not exporter_normalises and not target.normalises
+
+
+def _how_normalised(target: Target, from_blend: bool) -> str:
+    if from_blend and target.exporter is not None and target.exporter.renormalises:
+        return "Blender's glTF exporter divides each vertex's weights by their sum"
+    if target.name == "threejs":
+        return "three.js divides them by their sum at load (normalizeSkinWeights)"
+    if target.name == "babylon":
+        return "Babylon divides by the sum where it draws them (its CPU path's homogeneous divide)"
+    return f"{target.name} divides them by their sum"
+
+
+def judge_unnormalised(findings: list[Finding], target: Target, divergence: F64 | None, size: float,
+                       tolerance: float, scale: float, from_blend: bool) -> list[Finding]:
+    """``findings`` with ``weights-not-normalized`` at the severity of what ``target`` shows.
+
+    Blender divides by the sum, so the sums change what a user sees only where the target keeps
+    them (``keeps_sums``): WARNING where its drawing of those vertices is farther from Blender's than
+    ``tolerance`` (the engine-divergence one), saying how far; INFO otherwise, saying why nothing shows.
+
+    Parameters
+    ----------
+    divergence : (V,) float or None
+        The target's distance from Blender per vertex, worst over the poses compared (None: not
+        compared, then the sums are judged by the rule alone).
+    size : float
+        The mesh's size, in the units of ``divergence``; ``scale`` world units per unit.
+    """
+    out = []
+    for f in findings:
+        if f.code != UNNORMALISED:
+            out.append(f)
+            continue
+        rows = np.asarray(f.vertices, dtype=np.intp)
+        base = f.message.split("; ", 1)[0]
+        fix = "Normalize All in Weight Paint (deform groups only) makes them sum to 1"
+        if not keeps_sums(target, from_blend):
+            out.append(replace(f, severity="INFO", message=(
+                f"{base}; Blender divides by the sum and {_how_normalised(target, from_blend)}, so {target.name} "
+                f"draws them where Blender does: nothing shows. {fix}"),
+                details={**f.details, "target": target.name, "target_keeps_sums": False}))
+            continue
+        if divergence is None or not len(rows):
+            out.append(replace(f, details={**f.details, "target": target.name, "target_keeps_sums": True}))
+            continue
+        d = divergence[rows[rows < len(divergence)]]
+        worst = float(d.max(initial=0.0))
+        far = int((d > tolerance).sum())
+        severity: Severity = "WARNING" if far else "INFO"
+        how = (f"{far} of them land up to {distance_text(worst, size, scale)} away from where Blender draws them"
+               if far else f"the largest difference it makes is {distance_text(worst, size, scale)}, within the "
+               "engine-divergence tolerance")
+        out.append(replace(f, severity=severity, message=(
+            f"{base}; Blender divides by the sum, {target.name} ({target.description}) uses the weights as "
+            f"stored: {how}. {fix}"),
+            details={**f.details, "target": target.name, "target_keeps_sums": True, "drawn_off": far,
+                     "max_drawn_difference": worst, "max_drawn_difference_world": worst * scale}))
+    return out

@@ -20,7 +20,15 @@ from ..maths.affine import distances
 from ..maths.parallel import Beside
 from .armature_modifier import Recomputed, recompute_blender, recompute_blender_many
 from .drift_causes import UNEXPLAINED, rest_drift_causes
-from .engine_target import audit_target, engine_offsets, explain_non_deform, prepare_target, target_positions
+from .engine_target import (
+    audit_target,
+    engine_offsets,
+    explain_non_deform,
+    judge_unnormalised,
+    prepare_target,
+    target_positions,
+    world_scale,
+)
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .pose_sweep import SweepPose, SweepResult, run_sweep
 from .report import MeshAudit
@@ -104,7 +112,7 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
         out.append(_finding(
             "weights-not-normalized", "WARNING",
             f"{int(off.sum())} vertices have deform weights not summing to 1 (worst: {_worst(err, off)}); "
-            "Blender renormalises silently, engines do not. Normalize All in Weight Paint fixes it",
+            "Blender divides by the sum silently; what an engine draws depends on its path (engine target)",
             off, max_error=float(err[off].max())))
     over = influences > options.max_influences
     if over.any():
@@ -349,9 +357,13 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
     measures["engine_divergence"] = divergence
     metrics["max_engine_divergence"] = float(divergence.max(initial=0.0))
     metrics["engine_divergence_by_pose"] = divergence_by_pose(per_pose)  # type: ignore[assignment]
-    engine_finding = divergence_finding(per_pose, max(size, 1.0), options.divergence_relative, target, "Blender")
+    scale = world_scale(mesh)
+    engine_finding = divergence_finding(per_pose, max(size, 1.0), options.divergence_relative, target, "Blender",
+                                        scale, size)
     if engine_finding is not None:
         findings.append(explain_non_deform(engine_finding, prepared, target))
+    findings = judge_unnormalised(findings, target, divergence, size, options.divergence_relative * max(size, 1.0),
+                                  scale, True)
 
     # 4. Extreme poses (symmetry and stray weights are judged over the character: rig_audit).
     if options.shape_checks:

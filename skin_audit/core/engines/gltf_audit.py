@@ -204,6 +204,15 @@ def match_node(doc: GltfDocument, prims: list[SkinnedPrimitive], imported: Impor
     return NodeMatch(named[0] if named else None, (), (), False, why)
 
 
+def paired_size(match: NodeMatch) -> float:
+    """Largest bounding-box side of the file's paired rows (world units at the bind pose; 1 when empty)."""
+    rows = [p.positions[r] for p, r in zip(match.primitives, match.rows, strict=True) if len(r)]
+    if not rows:
+        return 1.0
+    side = float(np.ptp(np.concatenate(rows), axis=0).max())
+    return side if np.isfinite(side) and side > 0 else 1.0
+
+
 def _dense(joints: NDArray[np.int64], weights: F64, count: int) -> F64:
     """(V, J) weight per joint slot; a joint listed twice keeps its last weight, as Blender's importer
     does (``vertex_group.add(..., 'REPLACE')``)."""

@@ -40,9 +40,11 @@ _ENTRIES = (
     _h("unweighted-vertices", "ERROR", "Vertices without deform weights",
        "The sum of the vertex's deform weights is at most 1e-4: Blender leaves it in place while the mesh moves.",
        "Weight the vertices (paint them, or copy weights from their neighbours); engines give them a joint."),
-    _h("weights-not-normalized", "WARNING", "Weights do not sum to 1",
+    _h("weights-not-normalized", "WARNING / INFO", "Weights do not sum to 1",
        "The sum of deform weights differs from 1 by more than the tolerance (1e-4; 'gltf' = 2e-7 per weight). "
-       "Blender divides by the sum silently; engines and exporters may not.",
+       "Blender divides by the sum silently, and so do Blender's glTF exporter, three.js and Babylon: INFO for "
+       "such a target; WARNING only when the target keeps the sums as stored ('raw', 'gltf' on a glTF file) and "
+       "draws the vertices visibly elsewhere.",
        "Normalise the deform weights (Weights > Normalize All, deform groups only)."),
     _h("too-many-influences", "WARNING", "More influences than an engine keeps",
        "More than --max-influences deform weights are non-zero on the vertex; engines drop the smallest.",
