@@ -103,7 +103,8 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
         out.append(_finding(
             "unweighted-vertices", "ERROR",
             f"{int(unweighted.sum())} vertices have no deform weight (sum <= 1e-4): Blender leaves them "
-            "behind when the rig moves, engines collapse them to the origin", unweighted))
+            "behind when the rig moves, and so do engines reading Blender's glTF export (the exporter binds "
+            "them to an added joint that never moves)", unweighted))
     tol = _weight_tolerance(options, influences)
     # Judged once, by the modifier that holds some of the vertex's weights.
     off = ~unweighted & (deform_sum > tolerances.BLENDER_MIN_CONTRIB) & (np.abs(total - 1.0) > tol)
@@ -119,7 +120,9 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
         out.append(_finding(
             "too-many-influences", "WARNING",
             f"{int(over.sum())} vertices have more than {options.max_influences} deform weights "
-            f"(up to {int(influences.max())}); engines drop the smallest. Limit Total fixes it",
+            f"(up to {int(influences.max())}); Blender uses them all, Blender's glTF exporter keeps the 4 "
+            "largest and divides them by their sum, so engines draw those vertices with fewer bones. "
+            "Limit Total fixes it",
             over, max_influences=int(influences.max())))
     bones = mesh.group_bones()
     used = w.max(axis=1, initial=0.0) > 0 if finite else (w > 0).any(axis=1)
@@ -136,7 +139,9 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
         elif not mesh.bones.use_deform[bones[g]] and name not in mesh.other_deform_bones:
             out.append(_finding("weights-on-non-deform-bone", "WARNING",
                                 f"vertex group '{name}' has weights but bone '{name}' has Deform off: "
-                                "Blender ignores them", w[g] > 0, bones=(name,), groups=(name,)))
+                                "Blender ignores them, but Blender's glTF exporter writes every bone as a joint "
+                                "and keeps them, so engines move those vertices with that bone",
+                                w[g] > 0, bones=(name,), groups=(name,)))
     return out
 
 
