@@ -19,6 +19,7 @@ from skin_audit.core.engines.gltf_audit import (
     match_node,
     place_file_findings,
     unmatched_finding,
+    unskinned_finding,
 )
 from skin_audit.core.engines.gltf_path import gltf_engine_positions
 from skin_audit.core.engines.targets import THREEJS
@@ -120,21 +121,24 @@ def test_importer_layout_by_hand(tmp_path):
         {"attributes": attrs, "indices": t.accessor([5, 3, 1], "<u2", 5123, "SCALAR")},  # rows 0, 2, 4 unused
         {"attributes": attrs, "indices": t.accessor([4, 2, 0, 5], "<u2", 5123, "SCALAR"), "mode": 5},
         {"attributes": attrs, "indices": t.accessor([1, 2, 3, 4], "<u2", 5123, "SCALAR"), "mode": 6},
+        {"attributes": {"POSITION": pos}, "indices": t.accessor([2, 1, 0], "<u2", 5123, "SCALAR")},  # unskinned
     ]}]
     t.json["skins"] = [{"joints": [1]}]
     t.json["nodes"] = [{"name": "Body", "mesh": 0, "skin": 0}, {"name": "J0"}]
     doc = load_gltf(t.gltf(tmp_path))
     layout = imported_layout(doc, 0)
-    assert [lp.primitive for lp in layout] == [0, 1, 2]
-    assert [lp.rows.tolist() for lp in layout] == [[1, 3, 5], [0, 2, 4, 5], [1, 2, 3, 4]]
+    assert [lp.primitive for lp in layout] == [0, 1, 2, 3]
+    assert [lp.rows.tolist() for lp in layout] == [[1, 3, 5], [0, 2, 4, 5], [1, 2, 3, 4], [0, 1, 2]]
     assert layout[1].triangles.tolist() == [[4, 2, 0], [2, 5, 0]]  # the odd triangle swaps its last two
     assert layout[2].triangles.tolist() == [[1, 2, 3], [1, 3, 4]]
-    # Blender's faces, as the importer numbers them: 0-2 from primitive 0, 3-6 from 1, 7-10 from 2.
-    faces = [[2, 1, 0], [5, 4, 3], [4, 6, 3], [7, 8, 9], [7, 9, 10]]
-    rest = np.zeros((11, 3))
-    mesh = ImportedMesh("Body", rest, rest, ("J0",), np.ones((1, 11), dtype=np.float32), np.array(faces))
+    # Blender's faces, as the importer numbers them: 0-2 from primitive 0, 3-6 from 1, 7-10 from 2,
+    # 11-13 from 3 (no JOINTS/WEIGHTS: Blender skins it to the first joint, engines draw it unskinned).
+    faces = [[2, 1, 0], [5, 4, 3], [4, 6, 3], [7, 8, 9], [7, 9, 10], [13, 12, 11]]
+    rest = np.zeros((14, 3))
+    mesh = ImportedMesh("Body", rest, rest, ("J0",), np.ones((1, 14), dtype=np.float32), np.array(faces))
     match = match_node(doc, skinned_primitives(doc), mesh, {0: "Body"})
-    assert match.reliable and match.offsets == (0, 3, 7)
+    assert match.reliable and match.offsets == (0, 3, 7) and match.unskinned.tolist() == [11, 12, 13]
+    assert unskinned_finding(mesh.object, match, THREEJS).count == 3
     sums = {f.details["where"]: f.vertices for f in file_checks(doc) if f.code == "gltf-weights-not-normalised"}
     placed = {f.details["where"]: f.vertices for f in place_file_findings(file_checks(doc), match)
               if f.code == "gltf-weights-not-normalised"}

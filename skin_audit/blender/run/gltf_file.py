@@ -26,6 +26,7 @@ from ...core.engines.gltf_audit import (
     place_file_findings,
     target_file_findings,
     unmatched_finding,
+    unskinned_finding,
 )
 from ...core.engines.gltf_path import gltf_engine_positions
 from ...core.engines.targets import Target
@@ -135,6 +136,8 @@ def gltf_audit(path: Path, options: AuditOptions, rigs: tuple[RigAudit, ...], me
             measures.pop("engine_divergence", None)
             kept = judge_unnormalised(kept, target, None, 1.0, 0.0, 1.0, from_blend=False)
         else:
+            if len(match.unskinned):
+                found.append(unskinned_finding(imported.object, match, target))
             d = drop_vanished(d, found)
             # The file's distances are in world units: sized by the file's own rows (the bind pose).
             size = paired_size(match)

@@ -128,8 +128,8 @@ class NodeMatch:
     why: str
     #: (R,) for each of ``primitives``, the file rows that are Blender's vertices ``offset, offset + 1, ...``.
     rows: tuple[I64, ...] = ()
-    #: Blender vertices from primitives without JOINTS/WEIGHTS (Blender skins them to the first joint,
-    #: engines draw them unskinned): not compared.
+    #: Blender vertices from primitives without JOINTS/WEIGHTS (Blender skins them to the first joint;
+    #: the file has no influences for them): not compared.
     unskinned: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def blender_index(self, prim: SkinnedPrimitive) -> I64:
@@ -319,6 +319,20 @@ def unmatched_finding(obj: str, why: str, target: Target) -> Finding:
         count=0,
         details={"target": target.name, "reason": why},
     )
+
+
+def unskinned_finding(obj: str, match: NodeMatch, target: Target) -> Finding:
+    """INFO: the vertices of primitives without JOINTS/WEIGHTS in a skinned node are not compared
+    (Blender's importer gives them weight 1 on the skin's first joint; the file gives no influences
+    to model an engine with)."""
+    n = len(match.unskinned)
+    why = (f"{n} vertices come from primitives of node {match.node} without JOINTS/WEIGHTS: Blender's importer "
+           "gives them weight 1 on the skin's first joint, the file has no influences for them (what an engine "
+           "does with such a primitive is not modelled), so they are not compared")
+    return Finding(code="gltf-not-compared", severity="INFO",
+                   message=f"'{obj}': {why}; the other vertices are", count=n,
+                   vertices=tuple(int(v) for v in match.unskinned),
+                   details={"target": target.name, "reason": why, "partial": True})
 
 
 def compressed_reason(extensions: tuple[str, ...]) -> str:
