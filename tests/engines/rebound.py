@@ -147,3 +147,23 @@ def rebound_character(folder: Path, name: str = "rebound.gltf", animated: bool =
         t.json["animations"] = [{"name": "Bend", "samplers": [{"input": times, "output": keys}],
                                  "channels": [{"sampler": 0, "target": {"node": 2, "path": "rotation"}}]}]
     return t.gltf(folder, name) if name.endswith(".gltf") else t.glb(folder, name)
+
+
+def shared_mesh(folder: Path, name: str = "shared.gltf") -> Path:
+    """One mesh (a quad) drawn by two unnamed nodes, each with its own skin of one unnamed joint:
+    the first joint moved 1 along +X, the second 3 along +Y.  Blender's importer makes two objects
+    with the same faces; only their vertex groups (``Node_0``, ``Node_1``) tell them apart."""
+    t = Tiny()
+    quad = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=float)
+    pos = t.accessor(quad, "<f4", 5126, "VEC3", min=[0, 0, 0], max=[1, 1, 0])
+    joints = t.accessor([[0, 0, 0, 0]] * 4, "<u1", 5121, "VEC4")
+    weights = t.accessor([[1, 0, 0, 0]] * 4, "<f4", 5126, "VEC4")
+    idx = t.accessor([0, 1, 2, 0, 2, 3], "<u2", 5123, "SCALAR")
+    t.json["meshes"] = [{"name": "Quad", "primitives": [
+        {"attributes": {"POSITION": pos, "JOINTS_0": joints, "WEIGHTS_0": weights}, "indices": idx}]}]
+    t.json["skins"] = [{"joints": [0]}, {"joints": [1]}]
+    t.json["nodes"] = [{"translation": [1.0, 0.0, 0.0]}, {"translation": [0.0, 3.0, 0.0]},
+                       {"mesh": 0, "skin": 0}, {"mesh": 0, "skin": 1}]
+    t.json["scenes"] = [{"nodes": [0, 1, 2, 3]}]
+    t.json["scene"] = 0
+    return t.gltf(folder, name)

@@ -190,9 +190,14 @@ def match_node(doc: GltfDocument, prims: list[SkinnedPrimitive], imported: Impor
     verified on the faces (the module docstring)."""
     nodes = sorted({p.node for p in prims})
     named = [n for n in nodes if node_names.get(n) == imported.object]
-    # Name first (the importer names objects after nodes), then any node whose data fits.
+    skins = {p.node: p.skin for p in prims}
+    # The importer makes one vertex group per joint, in skin order, named after the joint's bone.
+    grouped = [n for n in nodes if n not in named
+               and imported.group_names[:len(skin_joints(doc, skins[n]))] == bone_names(doc, skins[n])]
+    # Name first (the importer names objects after nodes), then the node whose skin's joints name the
+    # object's vertex groups (one mesh drawn by many nodes with their own skins), then any node that fits.
     reasons = []
-    for n in named + [n for n in nodes if n not in named]:
+    for n in named + grouped + [n for n in nodes if n not in named and n not in grouped]:
         match, why = _node_layout(doc, n, imported, prims)
         if match is not None:
             return match
@@ -213,6 +218,13 @@ def paired_size(match: NodeMatch) -> float:
     return side if np.isfinite(side) and side > 0 else 1.0
 
 
+def bone_names(doc: GltfDocument, skin: int) -> tuple[str, ...]:
+    """The names Blender's importer gives the bones of ``skin``'s joints, in joint order: the node's
+    name, else ``Node_<index>`` (``vnode.default_name``)."""
+    nodes = doc.items("nodes")
+    return tuple(str(nodes[j].get("name") or f"Node_{j}") for j in skin_joints(doc, skin))
+
+
 def _dense(joints: NDArray[np.int64], weights: F64, count: int) -> F64:
     """(V, J) weight per joint slot; a joint listed twice keeps its last weight, as Blender's importer
     does (``vertex_group.add(..., 'REPLACE')``)."""
@@ -230,9 +242,7 @@ def importer_changes(doc: GltfDocument, match: NodeMatch, imported: ImportedMesh
     influences, each cause counted (clamped above 1, sets merged, all-zero given weight 1)."""
     if not match.reliable:
         return None
-    skin = match.primitives[0].skin
-    joint_nodes = skin_joints(doc, skin)
-    names = [str(doc.items("nodes")[n].get("name", "")) for n in joint_nodes]
+    names = list(bone_names(doc, match.primitives[0].skin))
     index = {g: i for i, g in enumerate(imported.group_names)}
     if any(n not in index for n in names):
         return None  # bones renamed on import: the groups cannot be read back per joint
