@@ -5,6 +5,7 @@ glTF and FBX imported into an empty scene.  Nothing is ever saved."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -78,8 +79,19 @@ def load(path: Path) -> None:
                 reset_to_empty_scene()
                 bpy.ops.import_scene.fbx(filepath=str(path))
     except RuntimeError as exc:
+        missing = _UNSUPPORTED_EXTENSION.search(str(exc)) if suffix in (".glb", ".gltf") else None
+        if missing is not None:
+            raise InputError(
+                f"{path}: cannot be read: it requires {missing.group(1)}, which Blender's glTF importer does not "
+                "decode (it decodes KHR_draco_mesh_compression, not meshopt), so there is nothing to audit; "
+                "export it without mesh compression to audit it"
+            ) from exc
         raise read_error(path, exc) from exc
     check_after_load(path)
+
+
+#: Blender's glTF importer refusing a required extension (io_scene_gltf2 io/imp/gltf2_io_gltf.py, ``checks``).
+_UNSUPPORTED_EXTENSION = re.compile(r"Extension (\S+) is not available on this addon version")
 
 def leave_edit_modes() -> None:
     """Bring objects a file was saved in Edit Mode back to Object Mode (the file is never saved).

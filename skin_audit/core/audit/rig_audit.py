@@ -147,12 +147,13 @@ def structure_findings(armature: str, bones: Bones) -> list[Finding]:
     names = [bones.names[j] for j in roots]
     helpers = sorted({bones.names[bones.parents[j]] for j in roots if bones.parents[j] >= 0})
     under = (f"; {sum(bones.parents[j] >= 0 for j in roots)} of them hang from helper bones "
-             f"({_names(helpers)}), which exporters leave out") if helpers else ""
+             f"({_names(helpers)}), which such an exporter leaves out") if helpers else ""
     return [Finding(
         "multiple-root-bones", "WARNING",
         f"the deform hierarchy of '{armature}' (deform bones only, each under its nearest deform "
-        f"ancestor, as exporters write it) has {len(roots)} roots ({_names(names)}){under}; engines "
-        "expect one skeleton root", len(roots), bones=tuple(names),
+        f"ancestor, as an exporter writing deform bones only writes it: Blender's glTF exporter with "
+        f"'Deform Bones Only', FBX 'Only Deform Bones') has {len(roots)} roots ({_names(names)}){under}; "
+        "some importers want one skeleton root (Unreal's skeletal-mesh import)", len(roots), bones=tuple(names),
         details={"deform_roots": len(roots), "helper_parents": helpers[:50]})]
 
 

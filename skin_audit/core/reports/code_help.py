@@ -39,20 +39,25 @@ def _h(code: str, severity: str, title: str, rule: str, action: str) -> CodeHelp
 _ENTRIES = (
     _h("unweighted-vertices", "ERROR", "Vertices without deform weights",
        "The sum of the vertex's deform weights is at most 1e-4: Blender leaves it in place while the mesh moves.",
-       "Weight the vertices (paint them, or copy weights from their neighbours); engines give them a joint."),
-    _h("weights-not-normalized", "WARNING", "Weights do not sum to 1",
+       "Weight the vertices (paint them, or copy weights from their neighbours); Blender's glTF exporter binds them "
+       "to an added joint that never moves, so engines leave them behind too."),
+    _h("weights-not-normalized", "WARNING / INFO", "Weights do not sum to 1",
        "The sum of deform weights differs from 1 by more than the tolerance (1e-4; 'gltf' = 2e-7 per weight). "
-       "Blender divides by the sum silently; engines and exporters may not.",
+       "Blender divides by the sum silently, and so do Blender's glTF exporter, three.js and Babylon: INFO for "
+       "such a target; WARNING only when the target keeps the sums as stored ('raw', 'gltf' on a glTF file) and "
+       "draws the vertices visibly elsewhere.",
        "Normalise the deform weights (Weights > Normalize All, deform groups only)."),
     _h("too-many-influences", "WARNING", "More influences than an engine keeps",
-       "More than --max-influences deform weights are non-zero on the vertex; engines drop the smallest.",
+       "More than --max-influences deform weights are non-zero on the vertex; Blender uses them all, Blender's glTF "
+       "exporter keeps the 4 largest (renormalised), three.js reads 4, Babylon 8.",
        "Limit the influences to the engine's count, then normalise."),
     _h("group-without-bone", "WARNING", "Vertex group names no bone",
        "A vertex group with weights names no bone of the modifier's armature; Blender ignores it.",
        "Rename the group to its bone, merge its weights into a bone, or remove it."),
     _h("weights-on-non-deform-bone", "WARNING", "Weights on a non-deform bone",
-       "A vertex group with weights names a bone whose Deform is off; Blender ignores the weights.",
-       "Turn Deform on for the bone, or move its weights to a deform bone."),
+       "A vertex group with weights names a bone whose Deform is off; Blender ignores the weights, but its glTF "
+       "exporter writes every bone as a joint and keeps them, so engines move those vertices.",
+       "Turn Deform on for the bone, or move its weights to a deform bone (or remove them)."),
     _h("deform-bone-without-weights", "INFO", "Deform bone that moves nothing",
        "A deform bone that no vertex of this mesh uses.",
        "Turn Deform off if the bone is a helper; exporters keep deform bones as joints."),
@@ -112,9 +117,10 @@ _ENTRIES = (
        "without the morph.",
        "Keep Babylon's GPU skinning for this mesh, or bake the shape keys."),
     _h("gltf-not-compared", "INFO", "glTF file not compared with Blender",
-       "The object's vertices could not be matched to the file's rows, so the target's drawing of the file is not "
-       "compared with Blender.",
-       "Import with merge vertices off (the default) to have the comparison."),
+       "Blender's vertices could not be paired with the file's rows in the importer's order (each primitive's "
+       "used rows; the vertex count or the faces differ), or the file's meshes are compressed (Draco) and "
+       "skin_audit's reader cannot decode them: the target's drawing of the file is not compared with Blender.",
+       "Import with merge vertices off (the default), or audit an uncompressed export, to have the comparison."),
     _h("armature-modifier-missing", "ERROR / WARNING", "Mesh of the rig that no Armature modifier deforms",
        "A mesh parented to the armature, with a disabled Armature modifier, or with vertex groups named after its "
        "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones.",
@@ -156,7 +162,8 @@ _ENTRIES = (
        "Bone matrices that are NaN or infinite.", "Fix the bone (zero length, scale 0, a broken constraint)."),
     _h("multiple-root-bones", "WARNING / INFO", "More than one root bone",
        "The deform hierarchy (deform bones only, each under its nearest deform ancestor) has more than one "
-       "root; engines expect one skeleton root.",
+       "root; an exporter writing deform bones only writes several skeleton roots, which some importers refuse "
+       "(Unreal's skeletal-mesh import wants one root bone).",
        "Parent the roots under one root bone."),
     _h("no-deform-bones", "ERROR", "No deform bones",
        "No bone of the armature has Deform on.", "Turn Deform on for the skinning bones."),
