@@ -115,10 +115,16 @@ _ENTRIES = (
        "The object's vertices could not be matched to the file's rows, so the target's drawing of the file is not "
        "compared with Blender.",
        "Import with merge vertices off (the default) to have the comparison."),
-    _h("armature-modifier-missing", "ERROR / WARNING", "Mesh of the rig that no Armature modifier deforms",
+    _h("armature-modifier-missing", "ERROR / WARNING / INFO", "Mesh of the rig that no Armature modifier deforms",
        "A mesh parented to the armature, with a disabled Armature modifier, or with vertex groups named after its "
-       "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones.",
+       "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones; INFO for an "
+       "unparented object sharing its mesh data with a skinned one (a static instance).",
        "Add (or enable) an Armature modifier pointing at the armature, or unparent the mesh if it is a prop."),
+    _h("rigid-part", "INFO / WARNING", "Meshes carried rigidly by bones",
+       "Meshes parented to a bone of the armature and not skinned: each moves rigidly with its bone; WARNING for "
+       "a target whose import leaves them out of the skeletal mesh (Unreal).",
+       "Nothing to fix for most targets; for Unreal skin each part to its bone (one group at weight 1 and an "
+       "Armature modifier)."),
     _h("non-finite-result", "ERROR", "The audit computed NaN or infinity",
        "The audit computed NaN or infinity (a bone scaled to zero under Preserve Volume, a NaN vertex...): those "
        "metrics are null and named in details.undefined, never a pass.",
@@ -192,9 +198,10 @@ _ENTRIES = (
        "Too few vertices have a mirror vertex across the symmetry plane.", "Nothing to fix."),
     _h("no-mirrored-bones", "INFO", "No left/right bone pairs: weight symmetry not checked",
        "The rig has no left/right bone pairs.", "Name side bones .L/.R if the rig is symmetric."),
-    _h("stray-weights", "WARNING", "Stray weights",
+    _h("stray-weights", "WARNING / INFO", "Stray weights",
        "Vertices far from their bone compared with the bone's other vertices, or a bone's weighted region split "
-       "into islands on one piece of mesh.",
+       "into islands on one piece of mesh; WARNING where the weight moves its vertex by more than 1% of the "
+       "character's size at a stress pose, INFO below.",
        "Remove the stray islands, or weights below a small threshold."),
 )
 
