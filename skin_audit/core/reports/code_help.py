@@ -79,8 +79,9 @@ _ENTRIES = (
     _h("gltf-weight-negative", "ERROR", "Negative glTF weight",
        "A negative stored weight (validator ACCESSOR_WEIGHTS_NEGATIVE).",
        "Clean the weights (Blender: Weights > Clean) and export again."),
-    _h("gltf-joint-on-zero-weight", "WARNING", "glTF joint on an unused slot",
-       "A joint other than 0 on a slot with zero weight (validator ACCESSOR_JOINTS_USED_ZERO_WEIGHT).",
+    _h("gltf-joint-on-zero-weight", "INFO", "glTF joint on an unused slot",
+       "A joint other than 0 on a slot with zero weight (validator ACCESSOR_JOINTS_USED_ZERO_WEIGHT); it moves "
+       "nothing in any engine. Once per file.",
        "Write joint 0 on unused slots."),
     _h("gltf-rotation-not-unit", "ERROR", "glTF rotation keys are not unit quaternions",
        "Rotation keyframes whose length misses 1 (validator "
