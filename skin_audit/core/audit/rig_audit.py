@@ -4,10 +4,11 @@
 What belongs to the armature is computed once and reported once: its deform
 hierarchy (roots), scale, B-Bones, deform bones that move no vertex of any of
 its meshes, side bones without a partner, mirrored rest frames, and meshes
-tied to it that no Armature modifier deforms.  Weight symmetry and stray
-weights are judged over all its meshes together (a body split into ``Arm.L``
-and ``Arm.R`` is a pair), and their vertex findings go to the mesh whose
-vertices they name.
+tied to it that no Armature modifier deforms.  Weight symmetry is judged mesh
+by mesh: each mesh that mirrors onto itself within itself, the meshes left
+together (a body split into ``Arm.L`` and ``Arm.R`` is a pair).  Stray weights
+are judged over all its meshes together.  Their vertex findings go to the mesh
+whose vertices they name.
 
 Meshes parented to a bone are rigid parts the bone carries: the bone moves them, so it is
 never "a deform bone that moves nothing".  A mesh sharing its data with a skinned one,
