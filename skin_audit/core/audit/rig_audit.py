@@ -508,7 +508,7 @@ def _strays(meshes: Sequence[SkinnedMesh], char: _Character, options: AuditOptio
             vertices = np.unique(np.concatenate([r[2] for r in rows]))
             text = ", ".join(f"'{g}' ({len(v) - len(i)} far, {len(i)} in islands)" for g, _, v, i, _ in rows[:5])
             worst = max(r[4] for r in rows)
-            size_text = f"{worst:.3g} ({worst / char.size:.1%} of the character's size)"
+            size_text = f"{worst:.3g}, {worst / char.size:.1%} of the character's size"
             if visible:
                 severity: Severity = "WARNING"
                 message = (f"{len(vertices)} vertices carry weights that bleed from their bone and move them visibly "
@@ -516,8 +516,8 @@ def _strays(meshes: Sequence[SkinnedMesh], char: _Character, options: AuditOptio
             else:
                 severity = "INFO"
                 message = (f"{len(vertices)} vertices carry light weights that bleed from their bone; at the stress "
-                           f"poses they move them at most {size_text}, below "
-                           f"{tolerances.STRAY_VISIBLE_RELATIVE:.0%}: {text}")
+                           f"poses they move them at most {size_text} (visible from "
+                           f"{tolerances.STRAY_VISIBLE_RELATIVE:.0%}): {text}")
             part.findings.append(Finding(
                 "stray-weights", severity, message, len(vertices), tuple(vertices.tolist()),
                 tuple(dict.fromkeys(r[1] for r in rows)), tuple(dict.fromkeys(r[0] for r in rows)),
