@@ -213,3 +213,17 @@ def test_an_unparented_object_sharing_skinned_data_is_a_static_instance(bpy, emp
     assert found["Instance"].severity == "INFO" and found["Instance"].details["instance_of"] == "Skinned"
     assert "static instance" in found["Instance"].message
     assert found["Copy"].severity == "ERROR" and "instance_of" not in found["Copy"].details
+
+
+def test_the_engine_preview_of_a_parent_type_armature_mesh(bpy, empty_scene):
+    """The panel offers Preview in Engine for it (armature_modifiers finds the hidden modifier):
+    the preview draws it where three.js would, which for normalised weights is Blender's mesh."""
+    from skin_audit.blender.read.arrays import stored_positions
+    from skin_audit.blender.show.engine_preview import show_engine_preview
+    from skin_audit.core.engines.targets import THREEJS
+
+    _, obj = _parented(bpy)
+    copy, nowhere = show_engine_preview(bpy.context, obj, THREEJS)
+    evaluated = stored_positions(obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data)
+    assert nowhere == 0
+    assert np.abs(np.array([v.co for v in copy.data.vertices]) - evaluated).max() < 1e-5
