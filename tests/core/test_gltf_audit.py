@@ -60,7 +60,9 @@ def test_every_gltf_file_code_on_a_tiny_file(broken):
     found = {f.code: f for f in file_checks(load_gltf(broken))}
     assert 1 in found["gltf-joint-out-of-range"].vertices
     assert 2 in found["gltf-weight-negative"].vertices
-    assert 2 in found["gltf-joint-on-zero-weight"].vertices
+    zero = found["gltf-joint-on-zero-weight"]  # v2: once for the file, INFO (such a slot moves nothing)
+    assert (zero.severity, zero.count, zero.vertices, zero.details["where"]) == ("INFO", 1, (), "file")
+    assert zero.details["validator_count"] == 1 and list(zero.details["primitives"].values()) == [1]
     assert 3 in found["gltf-joint-repeated"].vertices
     assert 2 in found["gltf-blender-clamps-weight"].vertices
     assert found["gltf-rotation-not-unit"].vertices == (0,)  # keyframe 0
@@ -166,3 +168,34 @@ def test_importer_changes_count_the_clamped_vertex(broken):
     stored = groups.copy()
     stored[:, 2] = [1.2, -0.2]
     assert importer_changes(doc, match, imported(doc, rest, stored), THREEJS) is None
+
+
+def _zero_slots(tmp_path, joints_a, joints_b) -> Path:
+    """Two primitives of one mesh (and a second mesh node using it again) with weights (1, 0, 0, 0)."""
+    t = Tiny()
+    pos = t.accessor(POSITIONS[:2], "<f4", 5126, "VEC3", min=[1, 0, 0], max=[1, 1, 0])
+    w = t.accessor([[1, 0, 0, 0], [1, 0, 0, 0]], "<f4", 5126, "VEC4")
+    prims = [{"attributes": {"POSITION": pos, "JOINTS_0": t.accessor(j, "<u1", 5121, "VEC4"), "WEIGHTS_0": w}}
+             for j in (joints_a, joints_b)]
+    t.json["meshes"] = [{"primitives": prims}]
+    t.json["skins"] = [{"joints": [1, 2]}]
+    t.json["nodes"] = [{"name": "Body", "mesh": 0, "skin": 0}, {"name": "J0", "children": [2]},
+                       {"name": "J1", "translation": [0.0, 1.0, 0.0]}]
+    return t.gltf(tmp_path)
+
+
+def test_joints_on_zero_weight_slots_are_one_info_for_the_file(tmp_path):
+    """Joints on zero slots in both primitives: one INFO (it moves nothing) counting the three
+    vertices, and the validator's four messages (one per slot: vertex 1 of the first primitive has
+    two); on no mesh entry (its rows are no Blender vertices)."""
+    doc = load_gltf(_zero_slots(tmp_path, [[0, 1, 0, 0], [0, 1, 1, 0]], [[0, 0, 0, 0], [0, 0, 1, 0]]))
+    (zero,) = [f for f in file_checks(doc) if f.code == "gltf-joint-on-zero-weight"]
+    assert (zero.severity, zero.count, zero.vertices) == ("INFO", 3, ())
+    assert zero.details["validator_count"] == 4 and sorted(zero.details["primitives"].values()) == [1, 2]
+    assert "moves nothing in any engine" in zero.message
+    assert zero.details["where"] == "file"  # not "node ...": the file's first rig entry holds it
+
+
+def test_unused_slots_on_joint_0_are_not_reported(tmp_path):
+    doc = load_gltf(_zero_slots(tmp_path, [[0, 0, 0, 0], [1, 0, 0, 0]], [[1, 0, 0, 0], [0, 0, 0, 0]]))
+    assert "gltf-joint-on-zero-weight" not in {f.code for f in file_checks(doc)}

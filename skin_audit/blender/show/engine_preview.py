@@ -5,6 +5,8 @@ button removes it.  The copy has no modifiers, so it shows the target's position
 
 from __future__ import annotations
 
+from typing import Any
+
 import bpy
 import numpy as np
 from mathutils import Matrix, Vector
@@ -12,7 +14,7 @@ from mathutils import Matrix, Vector
 from ...core.audit.engine_target import target_positions
 from ...core.engines.targets import Target
 from ...core.errors import InputError
-from ..read.extract import extract
+from ..read.extract import ParentModifier, extract
 
 #: Custom property on a preview object: the name of the mesh object it previews.
 PREVIEW_OF = "skin_audit_engine_preview_of"
@@ -49,7 +51,9 @@ def show_engine_preview(context: bpy.types.Context, obj: bpy.types.Object, targe
 
     Returns the copy and how many vertices the target draws nowhere (left at rest in the copy).
     """
-    mods = [m for m in obj.modifiers if m.type == "ARMATURE" and m.object is not None and m.show_viewport]
+    mods: list[Any] = [m for m in obj.modifiers if m.type == "ARMATURE" and m.object is not None and m.show_viewport]
+    if not mods and obj.parent is not None and obj.parent.type == "ARMATURE" and obj.parent_type == "ARMATURE":
+        mods = [ParentModifier(obj.parent)]  # Blender's hidden modifier of parent type Armature
     if obj.type != "MESH" or not mods:
         raise InputError(f"'{obj.name}' is not a mesh deformed by an Armature modifier")
     depsgraph = context.evaluated_depsgraph_get()

@@ -32,7 +32,7 @@ from .engine_target import (
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .pose_sweep import SweepPose, SweepResult, run_sweep
 from .report import MeshAudit
-from .rig_audit import RIG_CODES, MissingModifier, RigAudit, audit_rig
+from .rig_audit import RIG_CODES, MissingModifier, RigAudit, RigidPart, audit_rig
 from .shape_checks import SpotChecker, SpotSample, shape_checks
 from .skinned_mesh import SkinnedMesh
 from .stress_poses import standard_poses
@@ -202,14 +202,16 @@ def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
 
 def audit_character(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions,
                     spot_checkers: Sequence[SpotChecker | None] | None = None,
-                    missing: Sequence[MissingModifier] = ()) -> tuple[RigAudit, tuple[MeshAudit, ...]]:
+                    missing: Sequence[MissingModifier] = (),
+                    rigid: Sequence[RigidPart] = ()) -> tuple[RigAudit, tuple[MeshAudit, ...]]:
     """One armature over every mesh it deforms: the rig's entry (reported once) and one entry
     per mesh holding what belongs to that mesh (weight asymmetry and stray weights judged over
-    all of them).  ``missing``: meshes tied to the armature that nothing deforms."""
+    all of them).  ``missing``: meshes tied to the armature that nothing deforms; ``rigid``: meshes
+    parented to its bones."""
     # The rig's checks (symmetry, stray weights: numpy only) run beside the meshes' own numpy work;
     # they are finished before Blender is first called back (spot checks), so no thread of ours
     # runs while Blender evaluates.
-    rig_audit = Beside(lambda: audit_rig(armature, meshes, options, missing))
+    rig_audit = Beside(lambda: audit_rig(armature, meshes, options, missing, rigid))
     try:
         checkers = [None if c is None else _after(rig_audit, c)
                     for c in (spot_checkers if spot_checkers is not None else [None] * len(meshes))]

@@ -84,8 +84,9 @@ _ENTRIES = (
     _h("gltf-weight-negative", "ERROR", "Negative glTF weight",
        "A negative stored weight (validator ACCESSOR_WEIGHTS_NEGATIVE).",
        "Clean the weights (Blender: Weights > Clean) and export again."),
-    _h("gltf-joint-on-zero-weight", "WARNING", "glTF joint on an unused slot",
-       "A joint other than 0 on a slot with zero weight (validator ACCESSOR_JOINTS_USED_ZERO_WEIGHT).",
+    _h("gltf-joint-on-zero-weight", "INFO", "glTF joint on an unused slot",
+       "A joint other than 0 on a slot with zero weight (validator ACCESSOR_JOINTS_USED_ZERO_WEIGHT); it moves "
+       "nothing in any engine. Once per file.",
        "Write joint 0 on unused slots."),
     _h("gltf-rotation-not-unit", "ERROR", "glTF rotation keys are not unit quaternions",
        "Rotation keyframes whose length misses 1 (validator "
@@ -121,9 +122,10 @@ _ENTRIES = (
        "used rows; the vertex count or the faces differ), or the file's meshes are compressed (Draco) and "
        "skin_audit's reader cannot decode them: the target's drawing of the file is not compared with Blender.",
        "Import with merge vertices off (the default), or audit an uncompressed export, to have the comparison."),
-    _h("armature-modifier-missing", "ERROR / WARNING", "Mesh of the rig that no Armature modifier deforms",
+    _h("armature-modifier-missing", "ERROR / WARNING / INFO", "Mesh of the rig that no Armature modifier deforms",
        "A mesh parented to the armature, with a disabled Armature modifier, or with vertex groups named after its "
-       "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones.",
+       "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones; INFO for an "
+       "unparented object sharing its mesh data with a skinned one (a static instance).",
        "Add (or enable) an Armature modifier pointing at the armature, or unparent the mesh if it is a prop."),
     _h("humanoid-bone-missing", "WARNING", "A humanoid without a required humanoid bone",
        "The rig maps to a humanoid (at least 10 of VRM 1.0's 15 required bones found by name or hierarchy) but "
@@ -148,6 +150,11 @@ _ENTRIES = (
        "In a run over several files, a rig whose deform skeleton shares most bones with the run's first but "
        "not all: renamed, missing, extra, moved, re-rolled or re-parented bones, each named.",
        "Make the skeletons match before one set of clips drives both."),
+    _h("rigid-part", "INFO / WARNING", "Meshes carried rigidly by bones",
+       "Meshes parented to a bone of the armature and not skinned: each moves rigidly with its bone; WARNING for "
+       "a target whose import leaves them out of the skeletal mesh (Unreal).",
+       "Nothing to fix for most targets; for Unreal skin each part to its bone (one group at weight 1 and an "
+       "Armature modifier)."),
     _h("non-finite-result", "ERROR", "The audit computed NaN or infinity",
        "The audit computed NaN or infinity (a bone scaled to zero under Preserve Volume, a NaN vertex...): those "
        "metrics are null and named in details.undefined, never a pass.",
@@ -222,9 +229,10 @@ _ENTRIES = (
        "Too few vertices have a mirror vertex across the symmetry plane.", "Nothing to fix."),
     _h("no-mirrored-bones", "INFO", "No left/right bone pairs: weight symmetry not checked",
        "The rig has no left/right bone pairs.", "Name side bones .L/.R if the rig is symmetric."),
-    _h("stray-weights", "WARNING", "Stray weights",
+    _h("stray-weights", "WARNING / INFO", "Stray weights",
        "Vertices far from their bone compared with the bone's other vertices, or a bone's weighted region split "
-       "into islands on one piece of mesh.",
+       "into islands on one piece of mesh; WARNING where the weight moves its vertex by more than 1% of the "
+       "character's size at a stress pose, INFO below.",
        "Remove the stray islands, or weights below a small threshold."),
 )
 
