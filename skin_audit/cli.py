@@ -223,20 +223,10 @@ def _report_targets(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def _write_reports(texts: dict[Path, str]) -> None:
-    """All report files or none: one staged set per folder, the earlier sets taken back if a later fails."""
-    from .core.output_files import write_all
+    """All report files or none, across folders: a failure in one folder leaves every earlier file as it was."""
+    from .core.output_files import write_files
 
-    by_folder: dict[Path, dict[str, str]] = {}
-    for path, text in texts.items():
-        by_folder.setdefault(path.parent, {})[path.name] = text
-    written: list[Path] = []
-    try:
-        for folder, files in by_folder.items():
-            written += write_all(folder, files)
-    except (InputError, KeyboardInterrupt):  # Ctrl-C between two folders: no partial set either
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
+    write_files(texts)
 
 
 def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
