@@ -288,7 +288,11 @@ def fix_file(path: str, codes: Sequence[str], target: FixTarget, settings: FixSe
     unless nothing changed (then the input and the target are left as they are)."""
     settings = settings or FixSettings()
     source = Path(path)
-    load(source)
+    renamed = load(source)
+    if renamed:
+        names = ", ".join(f"{kind} '{name}'" for name, kind in renamed[:3]) + (" ..." if len(renamed) > 3 else "")
+        raise InputError(f"{path}: names that are not valid UTF-8 ({names}, shown with their bytes escaped); "
+                         "a fix changes only what its finding names, so rename them in Blender first")
     target = check_loaded_files(target, _used_by_loaded_file())  # before any change
     leave_edit_modes()
     objects = list(bpy.context.scene.objects)

@@ -17,6 +17,7 @@ from ...core.audit.options import AuditOptions
 from ...core.audit.report import AuditReport, FileAudit
 from ...core.errors import InputError, SkinAuditError
 from ...core.input_guard import INPUT_SUFFIXES
+from ..id_names import repair_names
 from ..session import reset_to_empty_scene
 from .audit_scene import audit_rigs, missing_modifiers, skinned_meshes
 from .gltf_file import gltf_audit, set_audited_frame
@@ -61,8 +62,9 @@ def importer_output_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def load(path: Path) -> None:
-    """Replace the session's data with ``path`` (scripts and Python drivers never run)."""
+def load(path: Path) -> list[tuple[str, str]]:
+    """Replace the session's data with ``path`` (scripts and Python drivers never run); return the
+    (new name, kind) of what was renamed because its name was not valid UTF-8."""
     suffix = path.suffix.lower()
     if not os.access(path, os.R_OK):
         raise InputError(f"{path}: not readable")
@@ -80,6 +82,8 @@ def load(path: Path) -> None:
     except RuntimeError as exc:
         raise read_error(path, exc) from exc
     check_after_load(path)
+    # Names that are not valid UTF-8 cannot be read through bpy: the loaded data takes them escaped.
+    return repair_names() if suffix == ".blend" else []
 
 def leave_edit_modes() -> None:
     """Bring objects a file was saved in Edit Mode back to Object Mode (the file is never saved).

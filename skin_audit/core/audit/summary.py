@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ..findings import SEVERITY_RANK
+from ..text import printable
 from .report import AuditReport
 
 
@@ -35,4 +36,4 @@ def audit_summary_text(report: AuditReport, fail_on: str) -> str:
         f"{data['files']} file(s), {data['files_with_errors']} unreadable, {data['meshes']} mesh(es); "
         f"worst finding: {data['worst_severity'] or 'none'} (failing on: {fail_on})"
     )
-    return "\n".join(lines) + "\n"
+    return "".join(printable(line) + "\n" for line in lines)  # a name's ESC or newline shown, never obeyed

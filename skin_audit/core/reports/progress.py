@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from ..text import printable
+
 
 def _duration(seconds: float) -> str:
     s = max(0, round(seconds))
@@ -93,7 +95,7 @@ class Progress:
     def start(self, path: str) -> None:
         width = 100
         name = path if len(path) <= width // 2 else "..." + path[-(width // 2 - 3):]
-        self._write(self.line(name))
+        self._write(self.line(printable(name)))
 
     def done(self, ok: bool = True) -> None:
         self.files_done = min(self.files_done + 1, self.total)
