@@ -128,8 +128,13 @@ def move_into_place(moves: Sequence[tuple[Path, Path]]) -> list[Path]:
                         os.link(target, kept)
                     except OSError:
                         shutil.copy2(target, kept)
+                try:
+                    os.replace(source, target)
+                except BaseException:
+                    if kept is not None:  # the target was not touched: drop its copy
+                        kept.unlink(missing_ok=True)
+                    raise
                 done.append((target, kept))
-                os.replace(source, target)
             if interrupted:
                 take_back()
         except KeyboardInterrupt:  # raised by the code itself, not the deferred signal
