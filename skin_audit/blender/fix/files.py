@@ -228,14 +228,17 @@ def _export(staged: Path) -> None:
                                       export_format="GLB" if suffix == ".glb" else "GLTF_SEPARATE")
 
 
-def save_copy(target: FixTarget) -> list[Path]:
-    """Write the open file as ``target.path`` through staging; return every file written (the copy last).
+def save_copy(target: FixTarget | Path) -> list[Path]:
+    """Write the open file as ``target.path`` (or a plain path) through staging; return every file
+    written (the copy last).
 
     Blender writes into a hidden staging folder (a .blend: a hidden file) in the target's
     folder; the result is checked whole, flushed to disk, every file it would replace is
     checked again, and only then are they renamed into place together.  Any failure or
     Ctrl-C on the way removes the staging and leaves every existing file as it was.
     """
+    if not isinstance(target, FixTarget):
+        target = FixTarget(Path(target).resolve(), False, ())
     final = target.path
     folder = final.parent
     blend = final.suffix.lower() == ".blend"
