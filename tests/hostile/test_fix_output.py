@@ -25,7 +25,7 @@ import pytest
 
 from tests.hostile.conftest import REPO, fill_disk, run_main
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.blender42]
 
 STAGING_PREFIX = ".skin_audit-"
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.hostile.conftest import files_by_name, fill_disk, run_main, strict_report
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.blender42]
 
 
 def _no_internal(code: int, err: str) -> None:
