@@ -199,6 +199,36 @@ def test_an_output_over_a_linked_library_is_refused(bpy, rig_files, tmp_path, em
     assert _snapshot(tmp_path) == before
 
 
+def test_an_image_the_exporter_would_write_over_is_refused_and_nothing_is_written(bpy, tmp_path, empty_scene):
+    # rig.blend's material reads tex.png beside it; glTF's exporter writes the texture as tex.png
+    # beside --out x.gltf: known only once the exporter has named it, still refused before any move.
+    from tests.factories.blender_rigs import fixable_rig
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    obj, _ = fixable_rig()
+    for g in obj.data.vertices[5].groups:
+        g.weight *= 0.8
+    image = bpy.data.images.new("tex", 4, 4)
+    image.pixels = [0.25, 0.5, 0.75, 1.0] * 16
+    image.filepath_raw = str(tmp_path / "tex.png")
+    image.file_format = "PNG"
+    image.save()
+    material = bpy.data.materials.new("Skin")
+    material.use_nodes = True
+    node = material.node_tree.nodes.new("ShaderNodeTexImage")
+    node.image = image
+    material.node_tree.links.new(node.outputs["Color"], material.node_tree.nodes["Principled BSDF"].inputs[0])
+    obj.data.materials.append(material)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "rig.blend"), copy=True)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    (tmp_path / "tex.png").write_bytes((tmp_path / "tex.png").read_bytes() + b"the artist's own bytes")
+    before = _snapshot(tmp_path)
+    code, _, err = run_main("fix", tmp_path / "rig.blend", "--code", "weights-not-normalized", "--out",
+                            tmp_path / "x.gltf")
+    _refused(code, err, "tex.png", "the input uses")
+    assert _snapshot(tmp_path) == before  # no x.gltf, no x.bin, tex.png byte for byte, no staging
+
+
 # 3. --in-place on a read-only file is refused like a read-only report path.
 
 def test_in_place_on_a_read_only_file_is_refused(rig_files, tmp_path, empty_scene):
