@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from . import __version__
 from .core.errors import InputError, SkinAuditError
+from .core.text import printable, printable_lines
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -43,6 +44,23 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+#: Blender's frame range (scene.frame_set clamps to it; measured with bpy 4.2 and 5.0: MINAFRAME, MAXFRAME).
+BLENDER_FRAMES = (-1048574, 1048574)
+#: Scene.frame_set takes a C int: a number beyond it is no frame at all.
+_INT32 = 2**31 - 1
+
+
+def _frame(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole frame number, got {text!r}") from None
+    if abs(value) > _INT32:
+        raise argparse.ArgumentTypeError(f"{text} is no frame number: Blender's frames run from "
+                                         f"{BLENDER_FRAMES[0]} to {BLENDER_FRAMES[1]}")
     return value
 
 
@@ -110,9 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--target", type=str.lower, choices=_target_names(), default=None, metavar="NAME",
                        help="engine whose drawing the audit compares with Blender's (default threejs; "
                        "docs/engines.md): " + _target_help())
-    audit.add_argument("--frame", type=int, default=None, metavar="N",
+    audit.add_argument("--frame", type=_frame, default=None, metavar="N",
                        help="audit at this frame (set on load, never saved); for glTF its animation at "
-                       "time N / fps")
+                       f"time N / fps. Blender's frames run from {BLENDER_FRAMES[0]} to {BLENDER_FRAMES[1]}: "
+                       "a frame beyond is audited (and reported) at the nearest end")
     audit.add_argument("--clip", metavar="NAME", default=None,
                        help="glTF animation played at --frame (name or index; default the first)")
     audit.add_argument("--min-severity", type=str.lower, choices=("info", "warning", "error"), default="info",
@@ -232,20 +251,10 @@ def _report_targets(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def _write_reports(texts: dict[Path, str]) -> None:
-    """All report files or none: one staged set per folder, the earlier sets taken back if a later fails."""
-    from .core.output_files import write_all
+    """All report files or none, across folders: a failure in one folder leaves every earlier file as it was."""
+    from .core.output_files import write_files
 
-    by_folder: dict[Path, dict[str, str]] = {}
-    for path, text in texts.items():
-        by_folder.setdefault(path.parent, {})[path.name] = text
-    written: list[Path] = []
-    try:
-        for folder, files in by_folder.items():
-            written += write_all(folder, files)
-    except (InputError, KeyboardInterrupt):  # Ctrl-C between two folders: no partial set either
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
+    write_files(texts)
 
 
 def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
@@ -263,6 +272,11 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     if "target" in overrides and "target" not in fields:
         raise InputError(f"{config.path}: [audit] target: this version of skin_audit has no engine targets; "
                          "remove the key")
+    if args.frame is not None and not BLENDER_FRAMES[0] <= args.frame <= BLENDER_FRAMES[1]:
+        used = min(max(args.frame, BLENDER_FRAMES[0]), BLENDER_FRAMES[1])
+        sys.stderr.write(f"skin_audit: --frame {args.frame} is beyond Blender's frames; auditing (and reporting) "
+                         f"frame {used}, where Blender clamps it\n")
+        args.frame = used
     given = {"max_influences": args.max_influences, "weight_tolerance": args.weight_tolerance,
              "fail_on": args.fail_on, "target": args.target, "frame": args.frame, "clip": args.clip,
              "rest_pose": args.rest_pose}
@@ -292,6 +306,8 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     files = audit_in_workers(args, todo, options, "--html" if "html" in targets else None)
     if files is None:  # in this process: one file, --html, or inside a Blender executable
         files = _audit_here(args, todo, options, audit_paths, pictures if "html" in targets else None)
+    if not todo:  # every file was skipped: a gate that audits nothing does not pass
+        files = _nothing_audited(args.paths, [c for c in changes if c.action == "skip-path"], config.path)
     from .core.skeleton import cross_file_findings
 
     files, finding_changes = _apply_config(cross_file_findings(files), config)
@@ -357,6 +373,17 @@ def _audit_here(args: argparse.Namespace, todo: list[str], options: Any, audit_p
             raise
         progress.finish()
     return files
+
+
+def _nothing_audited(paths: Sequence[str], skipped: Sequence[Any], config_path: str) -> tuple[Any, ...]:
+    """One error entry per path when the config's [paths] skip left no file to audit (exit 2, like a
+    folder without rigs)."""
+    from .core.audit.report import FileAudit
+
+    patterns = sorted({c.reason for c in skipped})
+    return tuple(FileAudit(str(p), "error", message=f"{p}: nothing audited: {config_path} skips every file "
+                           f"given ({len(skipped)} skipped by {', '.join(patterns)}); narrow the pattern or "
+                           "audit another path", error_kind="input") for p in paths)
 
 
 def _apply_config(files: Any, config: Any) -> tuple[tuple[Any, ...], list[Any]]:
@@ -436,10 +463,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         with sigint_stops_the_run():
             return COMMANDS[args.command](args, out)
     except InputError as exc:
-        err.write(f"skin_audit: error: {exc}\n")
+        err.write(f"skin_audit: error: {printable(exc)}\n")
         return EXIT_UNUSABLE
     except SkinAuditError as exc:
-        err.write(f"skin_audit: {args.command} failed: {exc}\n")
+        err.write(f"skin_audit: {args.command} failed: {printable(exc)}\n")
         return EXIT_FINDINGS if exc.code == "verification-failed" else EXIT_UNUSABLE
     except KeyboardInterrupt:
         err.write(f"skin_audit: {args.command} interrupted; no report or output written\n")
@@ -448,5 +475,5 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         import traceback
 
         err.write(f"skin_audit: internal error in {args.command} (a skin_audit bug; please report it):\n"
-                  f"{traceback.format_exc()}")
+                  f"{printable_lines(traceback.format_exc())}")
         return EXIT_INTERNAL

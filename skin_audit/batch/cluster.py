@@ -110,8 +110,9 @@ def _connect(scheduler: str, timeout: float) -> Any:
                          f"(or `pip install -r requirements-dev.txt`) ({exc})") from exc
     try:
         return Client(scheduler, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {scheduler!r} ({exc}); start one with "
+    except Exception as exc:  # refused, timed out, a malformed address, or an answer that is not Dask's
+        raise InputError(f"cannot reach the Dask scheduler at {scheduler!r} ({type(exc).__name__}: "
+                         f"{str(exc)[:300]}); start one with "
                          "`dask scheduler` and workers with `dask worker ADDRESS` (docs/scale.md)") from exc
 
 

@@ -159,14 +159,14 @@ def test_blender_log_stays_off_stdout_and_the_progress_line(scaled_rigs, tmp_pat
 def test_names_from_files_cannot_forge_terminal_lines():
     from skin_audit.core.reports.text import summary_text, terminal_line
 
-    assert terminal_line("Body\n[ERROR] fake\x1b[2J\r") == "Body\\x0a[ERROR] fake\\x1b[2J\\x0d"
+    assert terminal_line("Body\n[ERROR] fake\x1b[2J\r") == "Body\\n[ERROR] fake\\x1b[2J\\r"
     finding = {"code": "stray-weights", "severity": "WARNING", "message": "group 'a\nb'"}
     report = {"summary": {"files": 1, "files_with_errors": 0, "meshes": 1, "rigs": 0, "worst_severity": "WARNING"},
               "files": [{"path": "x\n.blend", "status": "ok", "rigs": [], "meshes": [
                   {"object": "Body\n    [ERROR] forged: line", "armature": "Rig", "vertices": 3, "metrics": {},
                    "findings": [finding]}]}]}
     text = summary_text(report, "error")
-    assert not [line for line in text.splitlines() if "[ERROR]" in line and not line.startswith("  Body\\x0a")]
+    assert not [line for line in text.splitlines() if "[ERROR]" in line and not line.startswith("  Body\\n")]
     assert len(text.splitlines()) == 5  # file, mesh, finding, counts, totals
 
 

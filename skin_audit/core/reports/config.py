@@ -172,6 +172,9 @@ def load_config(path: str | os.PathLike[str], known_codes: Collection[str] | Non
         raise InputError(f"cannot read config file {str(file)!r}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{file}: not valid TOML: {exc}") from exc
+    except RecursionError:  # arrays or inline tables nested thousands deep: no config of ours
+        raise InputError(f"{file}: not a skin_audit config: values nested too deeply for the TOML reader") \
+            from None
     for table, body in data.items():
         if table not in _TABLES:
             raise _unknown("table", table, _TABLES, f"{file}")

@@ -13,28 +13,19 @@ forge a line of its own or repaint the terminal.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from ..findings import SEVERITY_RANK
+from ..text import printable
 from .units import Unit, units
 
 SEVERITIES = ("ERROR", "WARNING", "INFO")
-#: C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    c = ord(match.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-
-
 def terminal_line(text: object) -> str:
-    """``text`` as one line for a terminal: every control character (newline,
-    carriage return, escape...) written as a visible ``\\xNN`` escape."""
-    return _CONTROL.sub(_escape, str(text))
+    """``text`` as one line for a terminal: every control character (newline, carriage return,
+    escape, bidirectional override...) written as a visible escape (``core.text.printable``)."""
+    return printable(text)
 
 
 def write_lines(stream: TextIO, lines: Iterable[object]) -> None:
