@@ -21,14 +21,16 @@ from . import state
 #: Blender icons for the three severities.
 SEVERITY_ICONS = {"INFO": "INFO", "WARNING": "ERROR", "ERROR": "CANCEL"}
 
-#: Characters per line when a message is wrapped to the sidebar's width.
-WRAP = 44
+#: Characters per line when a message is wrapped to the sidebar's default width (about 290 px).
+WRAP = 38
+#: Characters per line in the finding-text popup.
+POPUP_WRAP = 72
 
 
-def _wrapped(layout, text: str, icon: str = "NONE") -> None:
+def _wrapped(layout, text: str, icon: str = "NONE", wrap: int = WRAP) -> None:
     """A long message as several labels; the icon on the first line only."""
     col = layout.column(align=True)
-    for i, line in enumerate(textwrap.wrap(text, WRAP) or [""]):
+    for i, line in enumerate(textwrap.wrap(text, wrap) or [""]):
         col.label(text=line, icon=icon if i == 0 else "BLANK1")
 
 
@@ -64,13 +66,31 @@ class SKIN_AUDIT_PT_main(SkinAuditPanel, bpy.types.Panel):
         result = state.audit_result(context.scene.name)
         if result is not None:
             layout.label(text=_verdict(result), icon=_verdict_icon(result))
+            if result.stale:
+                draw_stale(layout, result.stale)
+
+
+def draw_stale(layout, stale: str) -> None:
+    """The results may describe data an undo or redo replaced: say so, with the way out."""
+    box = layout.box()
+    box.alert = True
+    box.label(text=f"Outdated by {stale}", icon="ERROR")
+    box.operator("skin_audit.audit_again", icon="FILE_REFRESH")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _verdict(result: state.AuditResult) -> str:
     if result.error:
         return "Last audit failed"
     counts = result.counts()
-    return f"Last audit: {counts['ERROR']} error(s), {counts['WARNING']} warning(s)"
+    if not any(counts.values()):
+        return "Last audit: no findings"
+    parts = [_plural(counts["ERROR"], "error"), _plural(counts["WARNING"], "warning"),
+             _plural(counts["INFO"], "note")]
+    return ", ".join(p for p in parts if not p.startswith("0 "))
 
 
 def _verdict_icon(result: state.AuditResult) -> str:
@@ -78,7 +98,6 @@ def _verdict_icon(result: state.AuditResult) -> str:
         return "CANCEL"
     worst = worst_severity(result.findings)
     return "CHECKMARK" if worst in (None, "INFO") else SEVERITY_ICONS[worst]
-
 
 class SKIN_AUDIT_PT_twist(SkinAuditPanel, bpy.types.Panel):
     """The twisted-cylinder experiment: LBS collapses the mid ring while every input is right"""
@@ -131,24 +150,87 @@ class SKIN_AUDIT_PT_audit(SkinAuditPanel, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         settings = context.scene.skin_audit
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        col = layout.column()
+        # Names inside the fields: a split layout cuts them at the sidebar's default width.
+        col = layout.column(align=True)
         col.prop(settings, "max_influences")
-        col.prop(settings, "use_gltf_tolerance")
-        sub = col.column()
-        sub.active = not settings.use_gltf_tolerance
-        sub.prop(settings, "weight_tolerance")
         col.prop(settings, "test_pose_angle")
-        col.prop(settings, "target")
+        col = layout.column(align=True)
+        col.prop(settings, "use_gltf_tolerance")
+        sub = col.column(align=True)
+        sub.active = not settings.use_gltf_tolerance
+        sub.prop(settings, "weight_tolerance", text="Sum Tolerance")
+        row = layout.row(align=True)
+        row.label(text="Engine")
+        row.prop(settings, "target", text="")
         layout.operator("skin_audit.run_audit", icon="VIEWZOOM")
         row = layout.row(align=True)
-        row.operator("skin_audit.preview_engine", icon="DUPLICATE")
-        row.operator("skin_audit.remove_engine_preview", text="", icon="X")
+        row.operator("skin_audit.preview_engine", text="Preview in Engine", icon="DUPLICATE")
+        row.operator("skin_audit.remove_engine_preview", text="Remove", icon="X")
+
+
+#: Worst first.
+SEVERITY_RANK = {"ERROR": 0, "WARNING": 1, "INFO": 2}
+
+#: The per-vertex measures the heatmap paints: a short name and what blue and red mean.
+MEASURES = {
+    "weight_sum": ("Weight sum", "sum of deform weights (1 = normalised)"),
+    "influences": ("Influences", "deform weights per vertex"),
+    "numpy_vs_blender": ("Recompute error", "distance, numpy vs Blender, scene units"),
+    "bind_drift": ("Bind-pose drift", "move at the rest pose, scene units"),
+    "engine_divergence": ("Engine divergence", "distance from Blender in the engine, scene units"),
+    "asymmetry": ("Asymmetry", "weight difference from the mirror vertex"),
+    "stray": ("Stray weights", "1 where a weight bleeds from its bone"),
+    "collapse": ("Collapse", "1 - smallest singular value at the worst test pose"),
+    "volume_loss": ("Volume loss", "1 - volume kept (determinant) at the worst test pose"),
+}
+
+#: Characters of a finding's "where" (bone or group name) kept on its one line.
+WHERE_CHARS = 14
+
+
+def measure_label(name: str) -> str:
+    return MEASURES.get(name, (name.replace("_", " ").capitalize(), ""))[0]
+
+
+def _where(finding: Finding) -> str:
+    """The bone or group a finding is about, shortened, with how many more."""
+    if "bone" in finding.details:
+        names: tuple[str, ...] = (str(finding.details["bone"]),)
+    else:
+        names = finding.groups or finding.bones
+    if not names:
+        return ""
+    first = names[0] if len(names[0]) <= WHERE_CHARS else names[0][:WHERE_CHARS - 1] + "\N{HORIZONTAL ELLIPSIS}"
+    return first + (f" +{len(names) - 1}" if len(names) > 1 else "")
+
+
+def short_line(finding: Finding) -> str:
+    """One line for the sidebar: how many, what, where (the full text is a click away)."""
+    count = f"{finding.count} " if finding.count else ""
+    where = _where(finding)
+    return f"{count}{finding.code.replace('-', ' ')}" + (f" \N{MIDDLE DOT} {where}" if where else "")
+
+
+def worst_first(findings) -> list[tuple[int, Finding]]:
+    """(index, finding) pairs, errors first, then warnings, then notes; stable within each."""
+    return sorted(enumerate(findings), key=lambda pair: SEVERITY_RANK[pair[1].severity])
+
+
+def draw_finding_text(layout, finding: Finding) -> None:
+    """The whole finding, wrapped (the popup of the finding's text button)."""
+    layout.label(text=f"{finding.code} ({finding.severity.lower()})", icon=SEVERITY_ICONS[finding.severity])
+    _wrapped(layout, finding.message, wrap=POPUP_WRAP)
+    where = [("vertices", len(finding.vertices)), ("bones", len(finding.bones)), ("groups", len(finding.groups))]
+    names = ", ".join(finding.bones[:6] or finding.groups[:6])
+    if names:
+        _wrapped(layout, f"{'bones' if finding.bones else 'groups'}: {names}", wrap=POPUP_WRAP)
+    counts = ", ".join(f"{n} {what}" for what, n in where if n)
+    if counts:
+        layout.label(text=counts)
 
 
 class SKIN_AUDIT_PT_findings(SkinAuditPanel, bpy.types.Panel):
-    """What the last audit found, with buttons that select it"""
+    """What the last audit found, worst first, one line each; the full text a click away"""
 
     bl_label = "Findings"
     bl_parent_id = "SKIN_AUDIT_PT_main"
@@ -159,71 +241,101 @@ class SKIN_AUDIT_PT_findings(SkinAuditPanel, bpy.types.Panel):
 
     def draw(self, context):
         layout = self.layout
+        settings = context.scene.skin_audit
         result = state.audit_result(context.scene.name)
         if result.error:
             box = layout.box()
             box.alert = True
             _wrapped(box, result.error, "CANCEL")
             return
+        if result.stale:
+            draw_stale(layout, result.stale)
+        notes = sum(f.severity == "INFO" for f in result.findings)
+        if notes:
+            icon = "DISCLOSURE_TRI_DOWN" if settings.show_notes else "DISCLOSURE_TRI_RIGHT"
+            layout.prop(settings, "show_notes", text=f"Show {_plural(notes, 'note')} (INFO)", icon=icon,
+                        emboss=False)
+        buttons = not result.stale
         for rig_index, rig in enumerate(result.rigs):
-            _draw_rig(layout.box(), rig, rig_index)
+            _draw_rig(layout.box(), rig, rig_index, settings.show_notes, buttons)
         for mesh_index, audit in enumerate(result.meshes):
             box = layout.box()
-            title = f"{audit.object} ({audit.vertices} vertices)"
-            box.label(text=title, icon="MESH_DATA")
-            if audit.armature:
-                box.label(text=f"deformed by {audit.armature}", icon="ARMATURE_DATA")
-            if not audit.findings:
-                box.label(text="No findings", icon="CHECKMARK")
-            for finding_index, finding in enumerate(audit.findings):
-                _draw_finding(box, finding, mesh_index, finding_index, bool(audit.armature))
+            box.label(text=f"{audit.object} ({audit.vertices} verts)", icon="MESH_DATA")
+            _draw_findings(box, audit.findings, settings.show_notes, buttons, mesh_index=mesh_index,
+                           armature=bool(audit.armature))
         row = layout.row(align=True)
+        row.enabled = buttons
         if result.measure_names():
             row.operator_menu_enum("skin_audit.show_heatmap", "measure", text="Heatmap", icon="COLOR")
-            row.operator("skin_audit.clear_heatmap", text="", icon="X")
-        layout.operator("skin_audit.export_report", icon="EXPORT")
+            row.operator("skin_audit.clear_heatmap", text="Clear", icon="X")
+        row = layout.row()
+        row.enabled = buttons
+        row.operator("skin_audit.export_report", text="Export Report (JSON)", icon="EXPORT")
+        shown = state.heatmap(context.scene.name)
+        if shown is not None:
+            _draw_legend(layout.box(), shown)
 
 
-def _finding_label(row, finding: Finding) -> None:
-    count = f" ({finding.count})" if finding.count else ""
-    row.label(text=f"{finding.code}{count}", icon=SEVERITY_ICONS[finding.severity])
+def _draw_legend(box, shown: state.Heatmap) -> None:
+    """Which measure the colours show and the values blue and red stand for."""
+    label, meaning = MEASURES.get(shown.measure, (measure_label(shown.measure), ""))
+    box.label(text=f"Heatmap: {label}", icon="COLOR")
+    row = box.row(align=True)
+    if math.isnan(shown.low):
+        row.label(text="no finite value: all grey")
+    else:
+        row.label(text=f"blue {shown.low:.3g}", icon="KEYTYPE_BREAKDOWN_VEC")
+        row.label(text=f"red {shown.high:.3g}", icon="KEYTYPE_EXTREME_VEC")
+    if meaning:
+        _wrapped(box, meaning)
 
 
-def _draw_rig(box, rig: RigAudit, rig_index: int) -> None:
+def _draw_findings(box, findings, show_notes: bool, buttons: bool, *, mesh_index: int = -1,
+                   rig_index: int = -1, armature: bool = True, bones_op: str = "") -> None:
+    if not findings:
+        box.label(text="No findings", icon="CHECKMARK")
+        return
+    hidden = 0
+    for index, finding in worst_first(findings):
+        if finding.severity == "INFO" and not show_notes:
+            hidden += 1
+            continue
+        row = box.row(align=True)
+        row.label(text=short_line(finding), icon=SEVERITY_ICONS[finding.severity])
+        op = row.operator("skin_audit.finding_text", text="", icon="TEXT")
+        op.mesh_index, op.rig_index, op.finding_index = mesh_index, rig_index, index
+        sub = row.row(align=True)
+        sub.enabled = buttons
+        if rig_index >= 0:
+            if finding.bones:
+                op = sub.operator("skin_audit.select_rig_finding", text="", icon="BONE_DATA")
+                op.rig_index, op.finding_index = rig_index, index
+        else:
+            if finding.vertices:
+                op = sub.operator("skin_audit.select_finding", text="", icon="VERTEXSEL")
+                op.mesh_index, op.finding_index, op.target = mesh_index, index, "VERTICES"
+            if finding.bones and armature:
+                op = sub.operator("skin_audit.select_finding", text="", icon="BONE_DATA")
+                op.mesh_index, op.finding_index, op.target = mesh_index, index, "BONES"
+            if armature and all(k in finding.details for k in ("bone", "axis", "degrees")):
+                op = sub.operator("skin_audit.show_test_pose", text="", icon="POSE_HLT")
+                op.mesh_index, op.finding_index = mesh_index, index
+        if armature and finding.code in FIXABLE:
+            op = sub.operator("skin_audit.fix_finding", text="", icon="TOOL_SETTINGS")
+            if rig_index >= 0:
+                op.rig_index, op.finding_index = rig_index, index
+            else:
+                op.mesh_index, op.finding_index = mesh_index, index
+    if hidden == len(findings):
+        box.label(text=f"{_plural(hidden, 'note')} only", icon="INFO")
+
+
+def _draw_rig(box, rig: RigAudit, rig_index: int, show_notes: bool, buttons: bool) -> None:
     """One armature's entry: its meshes and its findings (reported once, not per mesh)."""
     box.label(text=rig.armature, icon="ARMATURE_DATA")
     if rig.meshes:
-        _wrapped(box, "meshes: " + ", ".join(rig.meshes), "MESH_DATA")
-    if not rig.findings:
-        box.label(text="No findings", icon="CHECKMARK")
-    for finding_index, finding in enumerate(rig.findings):
-        row = box.row(align=True)
-        _finding_label(row, finding)
-        if finding.bones:
-            op = row.operator("skin_audit.select_rig_finding", text="", icon="BONE_DATA")
-            op.rig_index, op.finding_index = rig_index, finding_index
-        if finding.code in FIXABLE:
-            op = row.operator("skin_audit.fix_finding", text="", icon="TOOL_SETTINGS")
-            op.rig_index, op.finding_index = rig_index, finding_index
-        _wrapped(box, finding.message)
-
-
-def _draw_finding(layout, finding: Finding, mesh_index: int, finding_index: int, has_armature: bool) -> None:
-    row = layout.row(align=True)
-    _finding_label(row, finding)
-    if finding.vertices:
-        op = row.operator("skin_audit.select_finding", text="", icon="VERTEXSEL")
-        op.mesh_index, op.finding_index, op.target = mesh_index, finding_index, "VERTICES"
-    if finding.bones and has_armature:
-        op = row.operator("skin_audit.select_finding", text="", icon="BONE_DATA")
-        op.mesh_index, op.finding_index, op.target = mesh_index, finding_index, "BONES"
-    if has_armature and finding.code in FIXABLE:
-        op = row.operator("skin_audit.fix_finding", text="", icon="TOOL_SETTINGS")
-        op.mesh_index, op.finding_index = mesh_index, finding_index
-    if has_armature and all(k in finding.details for k in ("bone", "axis", "degrees")):
-        op = row.operator("skin_audit.show_test_pose", text="", icon="POSE_HLT")
-        op.mesh_index, op.finding_index = mesh_index, finding_index
-    _wrapped(layout, finding.message)
+        _wrapped(box, ", ".join(rig.meshes), "MESH_DATA")
+    _draw_findings(box, rig.findings, show_notes, buttons, rig_index=rig_index)
 
 
 CLASSES = (

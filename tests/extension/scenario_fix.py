@@ -69,7 +69,11 @@ def check_fix_buttons_beside_fixable_findings() -> None:
     bpy.ops.object.mode_set(mode="OBJECT")
     _activate(rig.mesh)
     assert bpy.ops.skin_audit.run_audit() == {"FINISHED"}
-    panel = draw("SKIN_AUDIT_PT_findings")
+    bpy.context.scene.skin_audit.show_notes = True  # the rig's findings here are notes
+    try:
+        panel = draw("SKIN_AUDIT_PT_findings")
+    finally:
+        bpy.context.scene.skin_audit.show_notes = False
     fixes = [i["props"] for i in panel.of("operator") if i["idname"] == "skin_audit.fix_finding"]
     findings = _result().meshes[0].findings
     mesh_fixes = {p["finding_index"] for p in fixes if p.get("mesh_index", -1) == 0}
