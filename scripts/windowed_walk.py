@@ -28,6 +28,8 @@ OUT = Path(ARGS[0]) if ARGS else Path("out/windowed")
 RIG = Path(ARGS[1]) if len(ARGS) > 1 else Path("tests/assets/RiggedFigure/glTF-Binary/RiggedFigure.glb")
 PACKAGE = "bl_ext.user_default.skin_audit"
 
+#: Seconds between a step and its screenshot: Blender redraws and its panels settle meanwhile.
+PAUSE = 1.5
 STEPS: list = []
 RESULTS: list[dict] = []
 START = time.monotonic()
@@ -86,7 +88,7 @@ def screenshot(name: str) -> None:
         area.tag_redraw()
     with bpy.context.temp_override(window=window):
         bpy.ops.wm.redraw_timer(type="DRAW_WIN_SWAP", iterations=1)
-    path = OUT / f"{len(RESULTS):02d}-{name}.xwd"
+    path = OUT / f"{len(RESULTS) - 1:02d}-{name}.xwd"
     subprocess.run(["xwd", "-root", "-silent", "-out", str(path)], check=True, timeout=60)
 
 
@@ -267,6 +269,18 @@ WEIGHTS: dict = {}
 
 
 def _tick():
+    # The previous step's screenshot first: Blender has redrawn (and finished moving its
+    # panels) in the pause since that step.
+    if RESULTS and not RESULTS[-1].get("screenshot"):
+        entry = RESULTS[-1]
+        entry["screenshot"] = True
+        try:
+            screenshot(entry["step"])
+        except Exception:
+            entry["ok"] = False
+            entry["error"] = entry.get("error", "") + traceback.format_exc()
+            traceback.print_exc()
+        print(f"windowed walk: {entry['step']} {'ok' if entry['ok'] else 'FAILED'}", flush=True)
     if len(RESULTS) >= len(STEPS):
         return _finish()
     func = STEPS[len(RESULTS)]
@@ -279,14 +293,7 @@ def _tick():
         entry["error"] = traceback.format_exc()
         print(f"windowed walk: step {func.__name__} failed", file=sys.stderr)
         traceback.print_exc()
-    try:
-        screenshot(func.__name__)
-    except Exception:
-        entry["ok"] = False
-        entry["error"] = entry.get("error", "") + traceback.format_exc()
-        traceback.print_exc()
-    print(f"windowed walk: {func.__name__} {'ok' if entry['ok'] else 'FAILED'}", flush=True)
-    return 0.5
+    return PAUSE
 
 
 def _finish():

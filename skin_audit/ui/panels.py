@@ -17,6 +17,7 @@ from ..blender.fix.apply import FIXABLE
 from ..core.audit.rig_audit import RigAudit
 from ..core.findings import Finding, worst_severity
 from . import state
+from .actions import has_engine_previews
 
 #: Blender icons for the three severities.
 SEVERITY_ICONS = {"INFO": "INFO", "WARNING": "ERROR", "ERROR": "CANCEL"}
@@ -163,10 +164,13 @@ class SKIN_AUDIT_PT_audit(SkinAuditPanel, bpy.types.Panel):
         row.label(text="Engine")
         row.prop(settings, "target", text="")
         layout.operator("skin_audit.run_audit", icon="VIEWZOOM")
-        row = layout.row(align=True)
-        row.operator("skin_audit.preview_engine", text="Preview in Engine", icon="DUPLICATE")
-        row.operator("skin_audit.remove_engine_preview", text="Remove", icon="X")
+        layout.operator("skin_audit.preview_engine", text="Preview in Engine", icon="DUPLICATE")
+        if has_engine_previews(context.scene):
+            layout.operator("skin_audit.remove_engine_preview", text="Remove Preview", icon="X")
 
+
+#: Width of the icon buttons beside a finding (1 = Blender's): narrower leaves its line room.
+BUTTON_SCALE = 0.85
 
 #: Worst first.
 SEVERITY_RANK = {"ERROR": 0, "WARNING": 1, "INFO": 2}
@@ -185,7 +189,26 @@ MEASURES = {
 }
 
 #: Characters of a finding's "where" (bone or group name) kept on its one line.
-WHERE_CHARS = 14
+WHERE_CHARS = 11
+#: Shorter words for the codes whose name is long; the others read as their code.
+SHORT_WHAT = {
+    "weight-asymmetry": "asymmetric",
+    "weights-not-normalized": "not normalised",
+    "unweighted-vertices": "unweighted",
+    "too-many-influences": "too many bones",
+    "stray-weights": "stray",
+    "twist-collapse": "collapse",
+    "volume-loss": "volume loss",
+    "engine-divergence": "engine differs",
+    "group-without-bone": "group, no bone",
+    "deform-bone-without-weights": "bone, no weight",
+    "weights-on-non-deform-bone": "non-deform bone",
+    "mirror-axis-convention": "mirror axis",
+    "skinning-mismatch": "recompute differs",
+    "sweep-mismatch": "sweep differs",
+    "bind-pose-drift": "bind drift",
+    "multiple-root-bones": "root bones",
+}
 
 
 def measure_label(name: str) -> str:
@@ -208,7 +231,8 @@ def short_line(finding: Finding) -> str:
     """One line for the sidebar: how many, what, where (the full text is a click away)."""
     count = f"{finding.count} " if finding.count else ""
     where = _where(finding)
-    return f"{count}{finding.code.replace('-', ' ')}" + (f" \N{MIDDLE DOT} {where}" if where else "")
+    what = SHORT_WHAT.get(finding.code, finding.code.replace("-", " "))
+    return f"{count}{what}" + (f" \N{MIDDLE DOT} {where}" if where else "")
 
 
 def worst_first(findings) -> list[tuple[int, Finding]]:
@@ -306,6 +330,7 @@ def _draw_findings(box, findings, show_notes: bool, buttons: bool, *, mesh_index
         op.mesh_index, op.rig_index, op.finding_index = mesh_index, rig_index, index
         sub = row.row(align=True)
         sub.enabled = buttons
+        sub.scale_x = BUTTON_SCALE
         if rig_index >= 0:
             if finding.bones:
                 op = sub.operator("skin_audit.select_rig_finding", text="", icon="BONE_DATA")

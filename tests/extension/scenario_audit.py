@@ -155,9 +155,9 @@ def check_findings_panel_draws_the_results() -> None:
     finally:
         settings().show_notes = False
     labels = {i["text"]: i["icon"] for i in panel.of("label")}
-    assert labels["1 unweighted vertices"] == "CANCEL", labels
-    assert labels["1 weights not normalized"] == "ERROR", labels
-    assert labels["1 deform bone without weights \N{MIDDLE DOT} Extra"] == "INFO", labels
+    assert labels["1 unweighted"] == "CANCEL", labels
+    assert labels["1 not normalised"] == "ERROR", labels
+    assert labels["1 bone, no weight \N{MIDDLE DOT} Extra"] == "INFO", labels
     selects = [(i["props"]["finding_index"], i["props"]["target"]) for i in panel.of("operator")
                if i["idname"] == "skin_audit.select_finding"]
     assert (_finding("unweighted-vertices")[0], "VERTICES") in selects, selects
@@ -172,13 +172,13 @@ def check_findings_panel_draws_the_results() -> None:
 
 
 def check_findings_are_one_short_line_each_worst_first_notes_folded() -> None:
-    """Each finding is one line of at most 36 characters; errors, then warnings; INFO behind a toggle;
+    """Each finding is one line of at most 28 characters; errors, then warnings; INFO behind a toggle;
     every finding has a button showing its full text."""
     panel = draw("SKIN_AUDIT_PT_findings")
     findings = _result().findings
     rows = [i for i in panel.of("label") if i["icon"] in ("CANCEL", "ERROR", "INFO") and i["path"][-1] == "row"]
     assert len(rows) == sum(f.severity != "INFO" for f in findings), [r["text"] for r in rows]
-    assert all(len(r["text"]) <= 36 for r in rows), [r["text"] for r in rows]
+    assert all(len(r["text"]) <= 28 for r in rows), [r["text"] for r in rows]
     assert not any(f.message in t for f in findings for t in panel.texts()), "full text is on demand only"
     toggle = [i for i in panel.of("prop") if i["property"] == "show_notes"]
     notes = sum(f.severity == "INFO" for f in findings)
