@@ -29,7 +29,9 @@ RIG = Path(ARGS[1]) if len(ARGS) > 1 else Path("tests/assets/RiggedFigure/glTF-B
 PACKAGE = "bl_ext.user_default.skin_audit"
 
 #: Seconds between a step and its screenshot: Blender redraws and its panels settle meanwhile.
-PAUSE = 1.5
+PAUSE = 2.0
+#: Window redraws before each screenshot (a panel that changed size moves over a few redraws).
+REDRAWS = 2
 STEPS: list = []
 RESULTS: list[dict] = []
 START = time.monotonic()
@@ -87,7 +89,7 @@ def screenshot(name: str) -> None:
     for area in window.screen.areas:
         area.tag_redraw()
     with bpy.context.temp_override(window=window):
-        bpy.ops.wm.redraw_timer(type="DRAW_WIN_SWAP", iterations=1)
+        bpy.ops.wm.redraw_timer(type="DRAW_WIN_SWAP", iterations=REDRAWS)
     path = OUT / f"{len(RESULTS) - 1:02d}-{name}.xwd"
     subprocess.run(["xwd", "-root", "-silent", "-out", str(path)], check=True, timeout=60)
 
@@ -162,16 +164,7 @@ def hide_notes():
 
 
 @step
-def finding_text_popup():
-    m, i, _f = finding("stray-weights")
-    window, area, region = _view3d()
-    with bpy.context.temp_override(window=window, area=area, region=region):
-        assert bpy.ops.skin_audit.finding_text("INVOKE_DEFAULT", mesh_index=m, finding_index=i) == {"RUNNING_MODAL"}
-
-
-@step
 def select_finding_vertices():
-    # Move the mouse-less popup away: any new step closes it when the window redraws.
     m, i, f = finding("stray-weights")
     op("select_finding", mesh_index=m, finding_index=i, target="VERTICES")
     obj = bpy.context.edit_object
@@ -263,6 +256,15 @@ def export_report():
     report = json.loads(path.read_text(encoding="utf-8"))
     codes = [f["code"] for file in report["files"] for mesh in file["meshes"] for f in mesh["findings"]]
     assert "stray-weights" in codes, codes
+
+
+@step
+def finding_text_popup():
+    # Last: nothing closes a popup under Xvfb (no mouse moves away from it).
+    m, i, _f = finding("stray-weights")
+    window, area, region = _view3d()
+    with bpy.context.temp_override(window=window, area=area, region=region):
+        assert bpy.ops.skin_audit.finding_text("INVOKE_DEFAULT", mesh_index=m, finding_index=i) == {"RUNNING_MODAL"}
 
 
 WEIGHTS: dict = {}

@@ -247,8 +247,12 @@ class SKIN_AUDIT_OT_finding_text(bpy.types.Operator):
 
     def draw(self, context):
         finding = actions.finding_for_button(context, self.mesh_index, self.rig_index, self.finding_index)
-        if finding is not None:
-            draw_finding_text(self.layout, finding)
+        if finding is None:
+            return
+        result = state.audit_result(context.scene.name)
+        armature = bool(result.meshes[self.mesh_index].armature) if self.mesh_index >= 0 else True
+        draw_finding_text(self.layout, finding, self.finding_index, mesh_index=self.mesh_index,
+                          rig_index=self.rig_index, armature=armature, buttons=not result.stale)
 
     def execute(self, context):
         try:

@@ -240,17 +240,24 @@ def worst_first(findings) -> list[tuple[int, Finding]]:
     return sorted(enumerate(findings), key=lambda pair: SEVERITY_RANK[pair[1].severity])
 
 
-def draw_finding_text(layout, finding: Finding) -> None:
-    """The whole finding, wrapped (the popup of the finding's text button)."""
+def draw_finding_text(layout, finding: Finding, index: int, *, mesh_index: int, rig_index: int,
+                      armature: bool, buttons: bool) -> None:
+    """The whole finding, wrapped, and every button acting on it with its name (the popup of the
+    finding's text button)."""
     layout.label(text=f"{finding.code} ({finding.severity.lower()})", icon=SEVERITY_ICONS[finding.severity])
     _wrapped(layout, finding.message, wrap=POPUP_WRAP)
-    where = [("vertices", len(finding.vertices)), ("bones", len(finding.bones)), ("groups", len(finding.groups))]
     names = ", ".join(finding.bones[:6] or finding.groups[:6])
     if names:
         _wrapped(layout, f"{'bones' if finding.bones else 'groups'}: {names}", wrap=POPUP_WRAP)
-    counts = ", ".join(f"{n} {what}" for what, n in where if n)
-    if counts:
-        layout.label(text=counts)
+    counts = [_plural(len(finding.vertices), "vertex").replace("vertexs", "vertices"),
+              _plural(len(finding.bones), "bone"), _plural(len(finding.groups), "group")]
+    listed = ", ".join(c for c in counts if not c.startswith("0 "))
+    if listed:
+        layout.label(text=listed)
+    col = layout.column(align=True)
+    col.enabled = buttons
+    _action_buttons(col, finding, index, mesh_index=mesh_index, rig_index=rig_index, armature=armature,
+                    labelled=True)
 
 
 class SKIN_AUDIT_PT_findings(SkinAuditPanel, bpy.types.Panel):
@@ -314,8 +321,37 @@ def _draw_legend(box, shown: state.Heatmap) -> None:
         _wrapped(box, meaning)
 
 
+def _action_buttons(layout, finding: Finding, index: int, *, mesh_index: int, rig_index: int, armature: bool,
+                    labelled: bool) -> None:
+    """The buttons acting on one finding: icons beside its line, or with their names in its popup
+    (where the line has no room, the icons are select and fix; the popup has them all)."""
+    def button(idname: str, text: str, icon: str, **props) -> None:
+        op = layout.operator(idname, text=text if labelled else "", icon=icon)
+        for name, value in props.items():
+            setattr(op, name, value)
+
+    if rig_index >= 0:
+        if finding.bones:
+            button("skin_audit.select_rig_finding", "Select Bones", "BONE_DATA", rig_index=rig_index,
+                   finding_index=index)
+    else:
+        if finding.vertices:
+            button("skin_audit.select_finding", "Select Vertices", "VERTEXSEL", mesh_index=mesh_index,
+                   finding_index=index, target="VERTICES")
+        if finding.bones and armature and (labelled or not finding.vertices):
+            button("skin_audit.select_finding", "Select Bones", "BONE_DATA", mesh_index=mesh_index,
+                   finding_index=index, target="BONES")
+        if labelled and armature and all(k in finding.details for k in ("bone", "axis", "degrees")):
+            button("skin_audit.show_test_pose", f"Show Worst Pose ({finding.details['bone']})", "POSE_HLT",
+                   mesh_index=mesh_index, finding_index=index)
+    if armature and finding.code in FIXABLE:
+        where = {"rig_index": rig_index} if rig_index >= 0 else {"mesh_index": mesh_index}
+        button("skin_audit.fix_finding", f"Fix: {FIXABLE[finding.code]}" if labelled else "", "TOOL_SETTINGS",
+               finding_index=index, **where)
+
+
 def _draw_findings(box, findings, show_notes: bool, buttons: bool, *, mesh_index: int = -1,
-                   rig_index: int = -1, armature: bool = True, bones_op: str = "") -> None:
+                   rig_index: int = -1, armature: bool = True) -> None:
     if not findings:
         box.label(text="No findings", icon="CHECKMARK")
         return
@@ -326,31 +362,14 @@ def _draw_findings(box, findings, show_notes: bool, buttons: bool, *, mesh_index
             continue
         row = box.row(align=True)
         row.label(text=short_line(finding), icon=SEVERITY_ICONS[finding.severity])
-        op = row.operator("skin_audit.finding_text", text="", icon="TEXT")
-        op.mesh_index, op.rig_index, op.finding_index = mesh_index, rig_index, index
         sub = row.row(align=True)
-        sub.enabled = buttons
         sub.scale_x = BUTTON_SCALE
-        if rig_index >= 0:
-            if finding.bones:
-                op = sub.operator("skin_audit.select_rig_finding", text="", icon="BONE_DATA")
-                op.rig_index, op.finding_index = rig_index, index
-        else:
-            if finding.vertices:
-                op = sub.operator("skin_audit.select_finding", text="", icon="VERTEXSEL")
-                op.mesh_index, op.finding_index, op.target = mesh_index, index, "VERTICES"
-            if finding.bones and armature:
-                op = sub.operator("skin_audit.select_finding", text="", icon="BONE_DATA")
-                op.mesh_index, op.finding_index, op.target = mesh_index, index, "BONES"
-            if armature and all(k in finding.details for k in ("bone", "axis", "degrees")):
-                op = sub.operator("skin_audit.show_test_pose", text="", icon="POSE_HLT")
-                op.mesh_index, op.finding_index = mesh_index, index
-        if armature and finding.code in FIXABLE:
-            op = sub.operator("skin_audit.fix_finding", text="", icon="TOOL_SETTINGS")
-            if rig_index >= 0:
-                op.rig_index, op.finding_index = rig_index, index
-            else:
-                op.mesh_index, op.finding_index = mesh_index, index
+        op = sub.operator("skin_audit.finding_text", text="", icon="TEXT")
+        op.mesh_index, op.rig_index, op.finding_index = mesh_index, rig_index, index
+        sub = sub.row(align=True)
+        sub.enabled = buttons
+        _action_buttons(sub, finding, index, mesh_index=mesh_index, rig_index=rig_index, armature=armature,
+                        labelled=False)
     if hidden == len(findings):
         box.label(text=f"{_plural(hidden, 'note')} only", icon="INFO")
 

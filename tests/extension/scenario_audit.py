@@ -194,6 +194,24 @@ def check_findings_are_one_short_line_each_worst_first_notes_folded() -> None:
     assert [i for i, _f in submodule("ui.panels").worst_first(mixed)] == [2, 1, 3, 0]
 
 
+def check_finding_popup_has_the_whole_text_and_every_button_named() -> None:
+    """The text button's popup: the whole message, then Select Vertices and Fix with their names."""
+    from blender_helpers import LayoutRecorder
+
+    index, finding = _finding("weights-not-normalized")
+    layout = LayoutRecorder()
+    popup = type("PopupStandIn", (), {"layout": layout, "mesh_index": 0, "rig_index": -1,
+                                      "finding_index": index})()
+    bpy.types.SKIN_AUDIT_OT_finding_text.draw(popup, bpy.context)
+    assert " ".join(layout.texts()).count(finding.message.split()[0]) >= 1
+    words = " ".join(t.strip() for t in layout.texts())
+    assert " ".join(finding.message.split()) in " ".join(words.split()), words
+    named = {(i["idname"], i["text"]) for i in layout.of("operator")}
+    assert ("skin_audit.select_finding", "Select Vertices") in named, named
+    fix = [t for op, t in named if op == "skin_audit.fix_finding"]
+    assert fix and fix[0].startswith("Fix: scale the unlocked deform weights"), named
+
+
 def check_finding_text_reports_the_whole_message() -> None:
     """The text button writes the finding's whole message to the Info log (popup in a window)."""
     index, finding = _finding("unweighted-vertices")
