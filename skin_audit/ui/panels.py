@@ -188,8 +188,9 @@ MEASURES = {
     "volume_loss": ("Volume loss", "1 - volume kept (determinant) at the worst test pose"),
 }
 
-#: Characters of a finding's "where" (bone or group name) kept on its one line.
-WHERE_CHARS = 11
+#: Characters of a finding's line: what fits beside two icons at the sidebar's default width
+#: (measured on the windowed screenshots: about 180 px for the text, Blender 4.3, UI scale 1).
+LINE_CHARS = 27
 #: Shorter words for the codes whose name is long; the others read as their code.
 SHORT_WHAT = {
     "weight-asymmetry": "asymmetric",
@@ -215,24 +216,21 @@ def measure_label(name: str) -> str:
     return MEASURES.get(name, (name.replace("_", " ").capitalize(), ""))[0]
 
 
-def _where(finding: Finding) -> str:
-    """The bone or group a finding is about, shortened, with how many more."""
-    if "bone" in finding.details:
-        names: tuple[str, ...] = (str(finding.details["bone"]),)
-    else:
-        names = finding.groups or finding.bones
-    if not names:
-        return ""
-    first = names[0] if len(names[0]) <= WHERE_CHARS else names[0][:WHERE_CHARS - 1] + "\N{HORIZONTAL ELLIPSIS}"
-    return first + (f" +{len(names) - 1}" if len(names) > 1 else "")
-
-
 def short_line(finding: Finding) -> str:
-    """One line for the sidebar: how many, what, where (the full text is a click away)."""
+    """One line for the sidebar, at most LINE_CHARS: how many, what, where (the bone or group cut to
+    fit; the full text is a click away)."""
     count = f"{finding.count} " if finding.count else ""
-    where = _where(finding)
     what = SHORT_WHAT.get(finding.code, finding.code.replace("-", " "))
-    return f"{count}{what}" + (f" \N{MIDDLE DOT} {where}" if where else "")
+    line = f"{count}{what}"[:LINE_CHARS]
+    names = (str(finding.details["bone"]),) if "bone" in finding.details else (finding.groups or finding.bones)
+    if not names:
+        return line
+    more = f" +{len(names) - 1}" if len(names) > 1 else ""
+    room = LINE_CHARS - len(line) - 2 - len(more)
+    if room < 4:
+        return line
+    name = names[0] if len(names[0]) <= room else names[0][:room - 1] + "\N{HORIZONTAL ELLIPSIS}"
+    return f"{line}: {name}{more}"
 
 
 def worst_first(findings) -> list[tuple[int, Finding]]:
@@ -323,8 +321,8 @@ def _draw_legend(box, shown: state.Heatmap) -> None:
 
 def _action_buttons(layout, finding: Finding, index: int, *, mesh_index: int, rig_index: int, armature: bool,
                     labelled: bool) -> None:
-    """The buttons acting on one finding: icons beside its line, or with their names in its popup
-    (where the line has no room, the icons are select and fix; the popup has them all)."""
+    """The buttons acting on one finding: with their names in its popup, or beside its line the one
+    select icon its line has room for (the Fix button says what it changes, so it is in the popup)."""
     def button(idname: str, text: str, icon: str, **props) -> None:
         op = layout.operator(idname, text=text if labelled else "", icon=icon)
         for name, value in props.items():
@@ -344,7 +342,7 @@ def _action_buttons(layout, finding: Finding, index: int, *, mesh_index: int, ri
         if labelled and armature and all(k in finding.details for k in ("bone", "axis", "degrees")):
             button("skin_audit.show_test_pose", f"Show Worst Pose ({finding.details['bone']})", "POSE_HLT",
                    mesh_index=mesh_index, finding_index=index)
-    if armature and finding.code in FIXABLE:
+    if labelled and armature and finding.code in FIXABLE:
         where = {"rig_index": rig_index} if rig_index >= 0 else {"mesh_index": mesh_index}
         button("skin_audit.fix_finding", f"Fix: {FIXABLE[finding.code]}" if labelled else "", "TOOL_SETTINGS",
                finding_index=index, **where)
