@@ -105,9 +105,11 @@ prepare_root
 [ "$PREPARE_ONLY" = 1 ] && exit 0
 
 # A `blender` for the tests that run a real binary (SKIN_AUDIT_BLENDER_43): Blender 4.3 in the
-# chroot, in the caller's folder and environment.  The mounts stay until `--unmount`.
+# chroot, in the caller's folder and environment; it needs the mounts, which stay while this
+# script runs (KEEP_MOUNTED=1 leaves them after it).
 WRAPPER=$REPO/.cache/blender-4.3
 write_wrapper() {
+    mkdir -p "$(dirname "$WRAPPER")"
     cat >"$WRAPPER" <<WRAP
 #!/usr/bin/env bash
 # Debian trixie's Blender 4.3 in $ROOT (written by scripts/windowed.sh).

@@ -344,8 +344,9 @@ def _action_buttons(layout, finding: Finding, index: int, *, mesh_index: int, ri
                    mesh_index=mesh_index, finding_index=index)
     if labelled and armature and finding.code in FIXABLE:
         where = {"rig_index": rig_index} if rig_index >= 0 else {"mesh_index": mesh_index}
-        button("skin_audit.fix_finding", f"Fix: {FIXABLE[finding.code]}" if labelled else "", "TOOL_SETTINGS",
-               finding_index=index, **where)
+        layout.separator()
+        _wrapped(layout, f"Fix: {FIXABLE[finding.code]} (one undo step).", wrap=POPUP_WRAP)
+        button("skin_audit.fix_finding", f"Fix {finding.code}", "TOOL_SETTINGS", finding_index=index, **where)
 
 
 def _draw_findings(box, findings, show_notes: bool, buttons: bool, *, mesh_index: int = -1,
