@@ -53,9 +53,11 @@ mount_all() {
     mountpoint -q "$root/sys" || mount -t sysfs sysfs "$root/sys"
     mountpoint -q "$root/dev" || mount --rbind /dev "$root/dev"
     # The repository and /tmp at the same paths inside: paths given to Blender mean the same there.
-    mkdir -p "$root$REPO" "$root/tmp"
-    mountpoint -q "$root$REPO" || mount --bind "$REPO" "$root$REPO"
+    # /tmp first: a repository under /tmp is then bound over what the chroot shows, never hidden.
+    mkdir -p "$root/tmp"
     mountpoint -q "$root/tmp" || mount --bind /tmp "$root/tmp"
+    mkdir -p "$root$REPO"
+    mountpoint -q "$root$REPO" || mount --bind "$REPO" "$root$REPO"
     ln -sfn /proc/self/mounts "$root/etc/mtab"
 }
 
