@@ -44,6 +44,23 @@ def remove_previews(scene: bpy.types.Scene, of: str | None = None) -> int:
     return len(found)
 
 
+def _can_link_into(collection: bpy.types.Collection) -> bool:
+    """Objects can be added to a local collection, never to a linked or library-override one."""
+    return collection.library is None and collection.override_library is None
+
+
+def preview_collections(obj: bpy.types.Object, scene: bpy.types.Scene) -> list[bpy.types.Collection]:
+    """Where a preview of ``obj`` goes: the local collections of ``scene`` holding ``obj``, else the
+    scene's own collection (``obj`` is linked from a library or a library override)."""
+    in_scene = [scene.collection, *scene.collection.children_recursive]
+    homes = [c for c in obj.users_collection if c in in_scene and _can_link_into(c)]
+    if not homes:
+        if scene.library is not None:
+            raise InputError(f"scene '{scene.name}' is linked from a library: no preview can be added to it")
+        homes = [scene.collection]
+    return homes
+
+
 def show_engine_preview(context: bpy.types.Context, obj: bpy.types.Object, target: Target
                         ) -> tuple[bpy.types.Object, int]:
     """A copy of ``obj`` beside it, its vertices where ``target`` draws them at the current pose
@@ -61,16 +78,22 @@ def show_engine_preview(context: bpy.types.Context, obj: bpy.types.Object, targe
     drawn = target_positions(skinned, target, skinned.bones.channel)
     finite = np.isfinite(drawn).all(axis=1)
     drawn = np.where(finite[:, None], drawn, skinned.rest)
+    homes = preview_collections(obj, context.scene)
     remove_previews(context.scene, obj.name)
     name = preview_name(obj.name, target)
-    copy = bpy.data.objects.new(name, obj.data.copy())
+    data = obj.data.copy()
+    copy = bpy.data.objects.new(name, data)
+    try:
+        for collection in homes:
+            collection.objects.link(copy)
+    except RuntimeError:
+        # Never leave an object no scene shows (Remove Preview could not find it).
+        bpy.data.objects.remove(copy)
+        bpy.data.meshes.remove(data)
+        raise
     copy.data.name = name
     copy[PREVIEW_OF] = obj.name
     copy[PREVIEW_TARGET] = target.name
-    for collection in obj.users_collection:
-        collection.objects.link(copy)
-    if not copy.users_collection:
-        context.scene.collection.objects.link(copy)
     if copy.data.shape_keys is not None:
         copy.shape_key_clear()  # keys would override the written positions
     copy.data.vertices.foreach_set("co", drawn.astype(np.float32).ravel())
