@@ -39,7 +39,8 @@ SIDE = re.compile(r"(?i)(\.|_|-)?(l|r|left|right)$")
 
 
 def character_size(bpy) -> float:
-    return size_of(np.concatenate([world_positions(bpy, m, evaluated=False) for m in skinned(bpy)] or [np.zeros((0, 3))]))
+    parts = [world_positions(bpy, m, evaluated=False) for m in skinned(bpy)]
+    return size_of(np.concatenate(parts or [np.zeros((0, 3))]))
 
 
 def weights_facts(obj) -> dict:
@@ -120,16 +121,34 @@ def stray(bpy, obj, finding: dict, size: float) -> dict:
         main = labels[counts.argmax()]
         mine = flagged & keep
         idx = np.flatnonzero(mine)
-        turn_bone(bpy, arm, "")
-        rest = world_positions(bpy, obj)
+        # The bone's own pull on the flagged vertices as it bends 90 deg alone (closed form):
+        # w_b / sum(w) * |(M_b - I) p| in the armature's frame, M_b its skinning matrix.
         muted = turn_free(bpy, arm, bone)
-        bent = world_positions(bpy, obj)
+        pb = arm.pose.bones[bone]
+        m_b = np.array(pb.matrix) @ np.linalg.inv(np.array(pb.bone.matrix_local))
         for c in muted:
             c.mute = False
         turn_bone(bpy, arm, "")
-        move = np.linalg.norm(bent - rest, axis=1)
+        to_arm = np.linalg.inv(np.array(arm.matrix_world)) @ np.array(obj.matrix_world)
+        co = np.array([v.co[:] for v in obj.data.vertices])
+        p_arm = co @ to_arm[:3, :3].T + to_arm[:3, 3]
+        deform = deform_columns(obj, names)
+        total = w[:, deform].sum(axis=1)
+        share = np.divide(col, total, out=np.zeros_like(col), where=total > 0)
+        scale = float(np.linalg.norm(np.array(arm.matrix_world)[:3, :3], axis=0).mean())
+        moved = (p_arm @ m_b[:3, :3].T + m_b[:3, 3]) - p_arm
+        move = share * np.linalg.norm(moved, axis=1) * scale
         apart = idx[comp[idx] != main]
+        # A region that is the mirror image of another region of the same bone (two eyes on one
+        # 'eyes' bone) is symmetry, not a bleed.
+        others = np.flatnonzero(keep & ~flagged)
+        mirrored_share = 0.0
+        if len(idx) and len(others):
+            mp = p_arm[idx] * np.array([-1.0, 1.0, 1.0])
+            dd = np.linalg.norm(mp[:, None, :] - p_arm[others][None, :, :], axis=2).min(axis=1)
+            mirrored_share = float((dd < 1e-3 * size / scale).mean())
         whole = [int(p) for p in np.unique(loose[idx]) if np.all(col[loose == p] > 0.999)]
+        throughout = [int(p) for p in np.unique(loose[idx]) if np.all(col[loose == p] > 0) and (loose == p).sum() < n]
         out[bone] = {
             "flagged_vertices": len(idx),
             "apart_from_main_region": len(apart),
@@ -137,7 +156,12 @@ def stray(bpy, obj, finding: dict, size: float) -> dict:
             "move_max": float(move[idx].max()) if len(idx) else 0.0,
             "move_relative": float(move[idx].max() / size) if len(idx) else 0.0,
             "in_fully_weighted_loose_parts": int(np.isin(loose[idx], whole).sum()),
+            "in_loose_parts_weighted_throughout": int(np.isin(loose[idx], throughout).sum()),
             "main_region_vertices": int(counts.max()),
+            "whole_region_flagged": bool(len(idx) == int(keep.sum())),
+            "regions": len(labels),
+            "flagged_mirroring_another_region": mirrored_share,
+            "flagged_all_full_weight": bool(len(idx) and np.all(col[idx] >= 0.999)),
         }
     return out
 
@@ -185,22 +209,29 @@ def mirror_pose_error(bpy, arm, meshes, pairs_angles: dict, size: float) -> floa
         arm.pose.bones[left].rotation_euler = (math.radians(40), math.radians(20), math.radians(10))
         arm.pose.bones[right].rotation_euler = (math.radians(40), math.radians(-20), math.radians(-10))
     bpy.context.view_layer.update()
-    posed = np.concatenate([world_positions(bpy, m) for m in meshes])
+    to_arm = np.linalg.inv(np.array(arm.matrix_world))
+
+    def in_arm(p: np.ndarray) -> np.ndarray:  # the mirror plane is the armature's own X = 0
+        return p @ to_arm[:3, :3].T + to_arm[:3, 3]
+
+    posed = in_arm(np.concatenate([world_positions(bpy, m) for m in meshes]))
     for pb in arm.pose.bones:
         pb.rotation_euler = (0, 0, 0)
     bpy.context.view_layer.update()
-    rest = np.concatenate([world_positions(bpy, m) for m in meshes])
+    rest = in_arm(np.concatenate([world_positions(bpy, m) for m in meshes]))
+    size = size_of(rest)
     # Pair each vertex with its mirror at rest (within 1e-3 of the size), then compare when posed.
     m_rest = rest * np.array([-1.0, 1.0, 1.0])
-    worst = 0.0
+    worst, pairs = 0.0, 0
     for s in range(0, len(rest), 1500):
         d = np.linalg.norm(rest[s:s + 1500, None, :] - m_rest[None, :, :], axis=2)
         j = d.argmin(axis=1)
-        ok = d[np.arange(len(j)), j] < 1e-3 * size
+        ok = d[np.arange(len(j)), j] < 5e-3 * size
+        pairs += int(ok.sum())
         if ok.any():
             diff = np.linalg.norm(posed[s:s + 1500][ok] - posed[j[ok]] * np.array([-1.0, 1.0, 1.0]), axis=1)
             worst = max(worst, float(diff.max()))
-    return worst / size
+    return worst / size, pairs
 
 
 def asymmetry(obj, finding: dict, size: float, bpy) -> dict:
@@ -266,6 +297,15 @@ def drift(bpy, obj, size: float) -> dict:
             "shape_keys": bool(obj.data.shape_keys)}
 
 
+def weighted_bones(meshes, bones) -> list[str]:
+    """Which of ``bones`` carry a weight above 0 on any of the meshes (own reading)."""
+    out = set()
+    for m in meshes:
+        names, w = own_weights(m)
+        out |= {n for i, n in enumerate(names) if n in bones and (w[:, i] > 0).any()}
+    return sorted(out)
+
+
 def measure_file(bpy, path: str, items: list[tuple[str, str, dict]]) -> dict:
     load(bpy, REPO / path)
     size = character_size(bpy)
@@ -279,9 +319,11 @@ def measure_file(bpy, path: str, items: list[tuple[str, str, dict]]) -> dict:
                 if code == "mirror-axis-mismatch":
                     angles = mirror_angles(arm)
                     flagged = {k: v for k, v in angles.items() if set(k.split("/")) <= set(finding["bones"])}
+                    err, vertex_pairs = mirror_pose_error(bpy, arm, meshes, flagged, size)
                     out[key] = {"pairs": len(angles), "flagged": flagged,
                                 "worst_angle": max((v["angle"] for v in flagged.values()), default=0.0),
-                                "mirrored_pose_error_relative": mirror_pose_error(bpy, arm, meshes, flagged, size)}
+                                "mirrored_pose_error_relative": err, "mirror_vertex_pairs": vertex_pairs,
+                                "flagged_bones_with_weights": weighted_bones(meshes, finding["bones"])}
                 elif code == "multiple-root-bones":
                     deform = [b for b in arm.data.bones if b.use_deform]
 
@@ -306,7 +348,8 @@ def measure_file(bpy, path: str, items: list[tuple[str, str, dict]]) -> dict:
                 elif code == "armature-modifier-missing":
                     info = {}
                     for o in bpy.data.objects:
-                        if o.type == "MESH" and armature_of(o) is None and any(g.name in arm.data.bones for g in o.vertex_groups):
+                        named = any(g.name in arm.data.bones for g in o.vertex_groups)
+                        if o.type == "MESH" and armature_of(o) is None and named:
                             users = [u.name for u in bpy.data.objects if u.data is o.data and u is not o]
                             info[o.name] = {"parent": o.parent.name if o.parent else None, "parent_type": o.parent_type,
                                             "shares_data_with": users,
