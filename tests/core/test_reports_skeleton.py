@@ -35,6 +35,7 @@ def test_the_terminal_names_the_map_the_rest_pose_and_the_groups():
     assert "humanoid: 2 humanoid bones mapped, missing rightHand; hips = mixamorig:Hips" in text
     assert "rest pose: A-pose; arms leftArm 40 deg below horizontal" in text
     assert "skeletons: 2 distinct among 2 rig(s)" in text
+    assert "skeletons" not in "\n".join(summary_lines(REPORT, "error", quiet=True))
     assert "skeleton 2 (20 deform bones): b.blend (Rig); differs from skeleton 1: 1 renamed ('Spine1' -> 'Spine_Mid')" \
         in text
 

@@ -112,7 +112,8 @@ def summary_lines(report: Mapping[str, Any], fail_on: str, *, min_severity: str 
             hidden = len(found) - len(shown)
             lines.append(f"  counts: {code_counts(found)}"
                          + (f" ({hidden} below --min-severity {min_severity} not listed)" if hidden else ""))
-    lines += skeleton_group_lines(report.get("skeletons", ()))
+    if not quiet:
+        lines += skeleton_group_lines(report.get("skeletons", ()))
     data = report.get("summary", {})
     every = [f for fa in report.get("files", ()) for u in units(fa) for f in u.findings]
     lines.append(
@@ -146,9 +147,13 @@ def skeleton_group_lines(groups: Sequence[Mapping[str, Any]]) -> list[str]:
     """The run's skeleton groups: one line per skeleton, members and what differs from the first."""
     if not groups:
         return []
-    out = [f"skeletons: {len(groups)} distinct among "
-           f"{sum(len(g.get('members', ())) for g in groups)} rig(s)"]
-    for g in groups:
+    # A skeleton shared by several rigs, or related to the first and differing, is worth a line; an
+    # unrelated one alone is counted.
+    shown = [g for g in groups if len(g.get("members", ())) > 1 or "summary" in g or g is groups[0]]
+    alone = len(groups) - len(shown)
+    out = [f"skeletons: {len(groups)} distinct among {sum(len(g.get('members', ())) for g in groups)} rig(s)"
+           + (f" ({alone} unrelated to skeleton 1, each alone, not listed)" if alone else "")]
+    for g in shown:
         members = ", ".join(f"{m.get('path')} ({m.get('armature')})" for m in g.get("members", ()))
         note = ""
         if "summary" in g:
