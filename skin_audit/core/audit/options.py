@@ -52,6 +52,12 @@ class AuditOptions:
     frame: int | None = None
     #: glTF animation played at ``frame`` (name or index as text; None: the first).
     clip: str | None = None
+    #: Actions played by the animation audit: None for none (no animation audit), () for every
+    #: action that animates the rig, else their names.
+    animation: tuple[str, ...] | None = None
+    #: Frames between two evaluated frames of an action, and the frames to play (None: the action's own).
+    animation_step: float = 1.0
+    animation_frames: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

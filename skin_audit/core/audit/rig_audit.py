@@ -59,14 +59,19 @@ class RigAudit:
     meshes: tuple[str, ...]
     metrics: Mapping[str, float | int | None]
     findings: tuple[Finding, ...]
+    #: The animation audit (``audit --animation``): per action and mesh, worst frames and timelines.
+    animation: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "armature": self.armature,
             "meshes": list(self.meshes),
             "metrics": dict(self.metrics),
             "findings": [f.to_dict() for f in self.findings],
         }
+        if self.animation:
+            out["animation"] = dict(self.animation)
+        return out
 
 
 @dataclass(frozen=True)
