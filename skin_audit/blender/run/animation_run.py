@@ -60,7 +60,7 @@ def audit_animation(armature: str, parts: Sequence[tuple[bpy.types.Object, bpy.t
         for action in actions:
             frames = action_frames(action, options.animation_step, options.animation_frames)
             data.append(read_action_data(action, arm, frames))
-            measures = [ActionMeasures(m, action.name, target.name) for m in meshes]
+            measures = [ActionMeasures(m, action.name, target) for m in meshes]
             clock = time.perf_counter()
             for batch, channels in player.play(action, frames):
                 now = time.perf_counter()

@@ -24,11 +24,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
+from ..engines.targets import Target
 from ..findings import Finding
 from ..maths.bone_runs import blend_runs_many
 from ..maths.small_svd import smallest_singular_and_det
-from .armature_modifier import _displacements, joint_matrices
-from .engine_target import PreparedTarget, engine_offsets
+from .armature_modifier import _displacements, joint_matrices, recompute_blender
+from .engine_target import PreparedTarget, engine_offsets, target_positions
 from .options import AuditOptions
 from .skinned_mesh import SkinnedMesh
 
@@ -86,7 +87,8 @@ class ActionMeasures:
 
     mesh: SkinnedMesh
     action: str
-    target: str
+    #: The engine target whose drawing is compared with Blender's (None: not compared).
+    target: Target | None
     frames: list[float] = field(default_factory=list)
     #: Per frame: the worst vertex's value of each measure (the timeline).
     sigma_min: list[float] = field(default_factory=list)
@@ -124,7 +126,7 @@ class ActionMeasures:
             self.sigma_min += [float("nan")] * len(frames)
             self.det_min += [float("nan")] * len(frames)
         for p, _ in enumerate(frames):
-            d = engine_offsets(self.mesh, channels[p], prepared) if prepared is not None else None
+            d = self._engine_distances(channels[p], prepared)
             if d is None or not d.size:
                 self.divergence_max.append(None)
                 continue
@@ -133,6 +135,20 @@ class ActionMeasures:
             worse = rel > self.vertex_divergence
             self.vertex_divergence[worse] = rel[worse]
             self.divergence_frame[worse] = frames[p]
+
+    def _engine_distances(self, channel: F64, prepared: PreparedTarget | None) -> F64 | None:
+        """(V,) how far the target draws each vertex from Blender at ``channel``: one blend of the
+        weight differences where that applies, else the target's positions against Blender's."""
+        if self.target is None or prepared is None:
+            return None
+        d = engine_offsets(self.mesh, channel, prepared)
+        if d is not None:
+            return d
+        engine = target_positions(self.mesh, self.target, channel, prepared)
+        blender = recompute_blender(self.mesh.with_channel(channel), channel).positions
+        with np.errstate(invalid="ignore", over="ignore"):
+            out: F64 = np.sqrt(((engine - blender) ** 2).sum(axis=1))
+        return np.where(np.isfinite(out), out, np.inf)
 
     def _keep(self, frames: F64, sigma: F64, det: F64) -> None:
         """Fold a batch's (P, V) measures into the timeline and the per-vertex worsts."""
@@ -196,18 +212,19 @@ def action_findings(m: ActionMeasures, options: AuditOptions) -> tuple[list[Find
             if f is not None:
                 findings.append(f)
     far = m.vertex_divergence > options.divergence_relative
+    target = m.target.name if m.target is not None else ""
     if far.any():
         v = int(np.argmax(m.vertex_divergence))
         size = m.mesh.size()
         worst = m.worst_frames(m.divergence_max, lowest=False)
         findings.append(Finding(
             "animation-engine-divergence", "WARNING",
-            f"action '{m.action}': the {m.target} target draws {int(far.sum())} vertices away from Blender while it "
+            f"action '{m.action}': the {target} target draws {int(far.sum())} vertices away from Blender while it "
             f"plays; worst vertex {v} at frame {float(m.divergence_frame[v]):g}, "
             f"{m.vertex_divergence[v] * size:.3g} away ({m.vertex_divergence[v]:.2%} of the mesh size); worst "
             f"frames {', '.join(f'{f:g}' for f in worst)}",
             int(far.sum()), tuple(np.flatnonzero(far).tolist()), _bones_at(m.mesh, v),
-            details={"action": m.action, "target": m.target, "frame": float(m.divergence_frame[v]),
+            details={"action": m.action, "target": target, "frame": float(m.divergence_frame[v]),
                      "worst_vertex": v, "worst_relative": float(m.vertex_divergence[v]), "worst_frames": worst}))
     bad_spots = [(f, d) for f, d in m.spot_checks if not d <= tolerances.SKINNING_MATCH_RELATIVE]
     if bad_spots:
