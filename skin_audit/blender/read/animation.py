@@ -23,8 +23,8 @@ from ..sandbox import Sandbox
 from .arrays import pose_matrices, stored_positions
 from .extract import follow_copy, trim_after
 
-#: Frames read from Blender before the numpy side measures them.
-BATCH_FRAMES = 16
+#: Frames read from Blender before the numpy side measures them (it splits them by memory).
+BATCH_FRAMES = 64
 
 
 def _channelbags(action: Any) -> Iterator[tuple[Any, Any]]:
@@ -68,9 +68,11 @@ def frame_range(action: bpy.types.Action) -> tuple[float, float]:
     return float(start), float(end)
 
 
-def key_range(action: bpy.types.Action) -> tuple[float, float] | None:
-    frames = [kp.co[0] for fc in action_fcurves(action) for kp in fc.keyframe_points]
-    return (float(min(frames)), float(max(frames))) if frames else None
+def _keys(fc: Any) -> np.ndarray:
+    """(K, 2) float64 an F-Curve's keys (frame, value), one ``foreach_get``."""
+    flat = np.empty(2 * len(fc.keyframe_points), dtype=np.float32)
+    fc.keyframe_points.foreach_get("co", flat)
+    return flat.reshape(-1, 2).astype(np.float64)
 
 
 def action_frames(action: bpy.types.Action, step: float, limits: tuple[float, float] | None) -> list[float]:
@@ -90,8 +92,7 @@ def read_action_data(action: bpy.types.Action, arm: bpy.types.Object, frames: Se
     channels = []
     euler = []
     for fc in action_fcurves(action):
-        keys = tuple((float(kp.co[0]), float(kp.co[1])) for kp in fc.keyframe_points)
-        channels.append(Channel(fc.data_path, int(fc.array_index), keys))
+        channels.append(Channel(fc.data_path, int(fc.array_index), _keys(fc)))
         parsed = bone_channel(fc.data_path)
         if parsed is not None and parsed[1] == "rotation_euler" and parsed[0] in arm.pose.bones:
             if arm.pose.bones[parsed[0]].rotation_mode in ("QUATERNION", "AXIS_ANGLE"):
@@ -100,7 +101,8 @@ def read_action_data(action: bpy.types.Action, arm: bpy.types.Object, frames: Se
                                       tuple(float(fc.evaluate(f)) for f in frames)))
     # A manual frame range is the range the action plays; without one Blender's range is its keys'.
     manual = bool(getattr(action, "use_frame_range", False))
-    keys = key_range(action)
+    keyed = [c.keys[:, 0] for c in channels if len(c.keys)]
+    keys = (float(min(k.min() for k in keyed)), float(max(k.max() for k in keyed))) if keyed else None
     played = frame_range(action) if manual or keys is None else keys
     return ActionData(action.name, played, tuple(channels), tuple(euler))
 

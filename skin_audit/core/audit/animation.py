@@ -27,9 +27,9 @@ from .. import tolerances
 from ..engines.targets import Target
 from ..findings import Finding
 from ..maths.bone_runs import blend_runs_many
-from ..maths.small_svd import smallest_singular_and_det
+from ..maths.small_svd import WORKSPACE_ROWS, smallest_singular_and_det
 from .armature_modifier import _displacements, joint_matrices, recompute_blender
-from .engine_target import PreparedTarget, engine_offsets, target_positions
+from .engine_target import PreparedTarget, engine_offsets, engine_offsets_many, target_positions
 from .options import AuditOptions
 from .skinned_mesh import SkinnedMesh
 
@@ -37,6 +37,10 @@ F64 = NDArray[np.float64]
 #: The codes this module reports (part of mesh_audit.RULE_CODES).
 ANIMATION_CODES = frozenset({"animation-collapse", "animation-volume-loss", "animation-engine-divergence",
                              "animation-mismatch"})
+#: Matrix entries one batch of frames holds at most ((P, V, 3, 3) float64: 32 MB).
+BATCH_VALUES = 4 << 20
+#: Rows per call of the 3x3 measure (as the pose sweep's blocks: long, yet in cache).
+MEASURE_ROWS = 16384
 #: How many worst frames a measure names.
 WORST_FRAMES = 3
 #: Bones named as responsible for a worst vertex.
@@ -49,36 +53,55 @@ def measurable(mesh: SkinnedMesh) -> bool:
     return mesh.modifier.use_vertex_groups and not mesh.modifier.preserve_volume
 
 
-def frame_linear(mesh: SkinnedMesh, channels: F64) -> F64:
+def frame_linear(mesh: SkinnedMesh, channels: F64, by_runs: bool = False) -> F64:
     """(P, V, 3, 3) the deform map's linear part at each vertex, in mesh space, per pose.
 
     Blender's linear blend is ``p' = p + a sum_j s_j (D_j p)`` with ``D_j = P^-1 M_j P - I`` and
-    ``s_j`` the layout's weights (``a / sum w`` folded in); its Jacobian is ``I + a sum_j s_j
-    D_j[:3, :3]``.  Blending each unit axis (with a zero homogeneous row) through the layout's
-    runs gives one column of that sum, B-Bone joints included.
+    ``s_j = w_j / sum w`` (``a / sum w`` is ``SkinnedMesh.blend_scale``); its Jacobian is
+    ``I + a sum_j s_j D_j[:3, :3]``.  Without deform B-Bones the sum runs over each vertex's slots
+    of the influence table; with them, blending each unit axis (with a zero homogeneous row)
+    through the layout's runs gives one column of it, the B-Bone joints included.
 
     Parameters
     ----------
     channels : (P, J, 4, 4) float64, ``matrix_channel`` of every bone at each pose
+    by_runs : through the layout's runs even without B-Bones (the two ways agree; a test holds them)
     """
     layout = mesh.blend_layout
-    runs = layout.runs
-    n = int(runs.starts[-1])
-    if layout.joints:
-        joints = joint_matrices(mesh, channels)
-        matrices = np.stack([np.concatenate([c, j]) for c, (j, _) in zip(channels, joints, strict=True)])
+    poses = len(channels)
+    out = np.zeros((poses, mesh.vertex_count, 3, 3))
+    if not layout.joints and not by_runs:
+        # (P, J, 9) each bone's linear displacement in mesh space; gathered per slot.
+        d9 = np.stack([_displacements(mesh, m)[:, :, :3].reshape(-1, 9) for m in channels])
+        table = mesh.influence_table
+        acc = out.reshape(poses, mesh.vertex_count, 9)
+        for k in range(table.bones.shape[1]):
+            acc += table.weights[None, :, k, None] * d9[:, table.bones[:, k]]
+        acc *= mesh.blend_scale[None, :, None]
     else:
-        matrices = np.asarray(channels)
-    displacement = np.stack([_displacements(mesh, m) for m in matrices])  # (P, R, 3, 4)
-    out = np.zeros((len(channels), mesh.vertex_count, 3, 3))
-    out[:, :, [0, 1, 2], [0, 1, 2]] = 1.0
-    for k in range(3):
-        axis = np.zeros((4, n))
-        axis[k] = 1.0
-        columns = blend_runs_many(runs, axis, displacement, layout.scaled)
-        for p, column in enumerate(columns):
-            out[p, :, :, k] += column.T  # (3, V) without add_to
+        joints = joint_matrices(mesh, channels) if layout.joints else [(np.zeros((0, 4, 4)), None)] * poses
+        matrices = np.stack([np.concatenate([c, j]) for c, (j, _) in zip(channels, joints, strict=True)])
+        displacement = np.stack([_displacements(mesh, m) for m in matrices])  # (P, R, 3, 4)
+        n = int(layout.runs.starts[-1])
+        for k in range(3):
+            axis = np.zeros((4, n))
+            axis[k] = 1.0
+            for p, column in enumerate(blend_runs_many(layout.runs, axis, displacement, layout.scaled)):
+                out[p, :, :, k] += column.T  # (3, V) without add_to
+    out[:, :, [0, 1, 2], [0, 1, 2]] += 1.0
     return out
+
+
+def _measure(linear: F64) -> tuple[F64, F64]:
+    """``smallest_singular_and_det`` of (N, 9) rows in blocks sharing one workspace (no block
+    allocates its temporaries afresh)."""
+    n = len(linear)
+    smallest, det = np.empty(n), np.empty(n)
+    workspace = np.empty((WORKSPACE_ROWS, min(n, MEASURE_ROWS)))
+    for lo in range(0, n, MEASURE_ROWS):
+        hi = min(lo + MEASURE_ROWS, n)
+        smallest_singular_and_det(linear[lo:hi], workspace, (smallest[lo:hi], det[lo:hi]))
+    return smallest, det
 
 
 @dataclass
@@ -114,19 +137,27 @@ class ActionMeasures:
         self.divergence_frame = np.full(v, np.nan)
 
     def add(self, frames: Sequence[float], channels: F64, prepared: PreparedTarget | None) -> None:
-        """Measure a batch of frames: ``channels`` (P, J, 4, 4) Blender's pose at each."""
+        """Measure a batch of frames: ``channels`` (P, J, 4, 4) Blender's pose at each (in pieces of
+        at most ``BATCH_VALUES`` matrix entries, so memory does not grow with the batch)."""
+        step = max(1, BATCH_VALUES // max(9 * self.mesh.vertex_count, 1))
+        for lo in range(0, len(frames), step):
+            self._add(list(frames[lo:lo + step]), channels[lo:lo + step], prepared)
+
+    def _add(self, frames: Sequence[float], channels: F64, prepared: PreparedTarget | None) -> None:
         size = self.mesh.size()
         self.frames += [float(f) for f in frames]
         if measurable(self.mesh) and self.mesh.vertex_count:
             # One measure over every vertex of every frame of the batch: (P V, 9) rows.
-            sigma, det = smallest_singular_and_det(frame_linear(self.mesh, channels).reshape(-1, 9))
+            sigma, det = _measure(frame_linear(self.mesh, channels).reshape(-1, 9))
             self._keep(np.asarray(frames, dtype=np.float64), sigma.reshape(len(frames), -1),
                        det.reshape(len(frames), -1))
         else:
             self.sigma_min += [float("nan")] * len(frames)
             self.det_min += [float("nan")] * len(frames)
+        many = engine_offsets_many(self.mesh, channels, prepared) \
+            if self.target is not None and prepared is not None else None
         for p, _ in enumerate(frames):
-            d = self._engine_distances(channels[p], prepared)
+            d = many[p] if many is not None else self._engine_distances(channels[p], prepared)
             if d is None or not d.size:
                 self.divergence_max.append(None)
                 continue

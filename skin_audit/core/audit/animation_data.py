@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import tolerances
 from ..findings import Finding
@@ -32,11 +33,14 @@ NAMES_SHOWN = 5
 
 @dataclass(frozen=True)
 class Channel:
-    """One F-Curve: its data path, array index and keys (frame, value)."""
+    """One F-Curve: its data path, array index and keys, (K, 2) float64 (frame, value)."""
 
     data_path: str
     index: int
-    keys: tuple[tuple[float, float], ...]
+    keys: NDArray[np.float64]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", np.asarray(self.keys, dtype=np.float64).reshape(-1, 2))
 
 
 @dataclass(frozen=True)
@@ -80,26 +84,33 @@ def animation_data_findings(armature: str, bones: Bones, actions: Sequence[Actio
 
 def _scale_keys(action: ActionData, bones: Bones, index: dict[str, int]) -> dict[str, list[str]]:
     """Deform bones whose scale keys are zero, negative or non-uniform, by kind."""
-    per_bone: dict[str, dict[float, list[float]]] = {}
+    per_bone: dict[str, dict[int, NDArray[np.float64]]] = {}
     for ch in action.channels:
         parsed = bone_channel(ch.data_path)
         if parsed is None or parsed[1] != "scale" or parsed[0] not in index:
             continue
-        if not bones.use_deform[index[parsed[0]]]:
-            continue
-        for frame, value in ch.keys:
-            per_bone.setdefault(parsed[0], {}).setdefault(frame, []).append(value)
+        if bones.use_deform[index[parsed[0]]]:
+            per_bone.setdefault(parsed[0], {})[ch.index] = ch.keys
     kinds: dict[str, list[str]] = {"zero": [], "negative": [], "non-uniform": []}
-    for bone, frames in per_bone.items():
-        values = [v for vs in frames.values() for v in vs]
-        if any(abs(v) <= tolerances.SCALE_KEY_ZERO for v in values):
+    for bone, axes in per_bone.items():
+        values = np.concatenate([k[:, 1] for k in axes.values()])
+        if (np.abs(values) <= tolerances.SCALE_KEY_ZERO).any():
             kinds["zero"].append(bone)
-        elif any(v < 0 for v in values):
+        elif (values < 0).any():
             kinds["negative"].append(bone)
-        elif any(len(vs) == 3 and np.ptp(vs) > tolerances.NON_UNIFORM_SCALE_RELATIVE * max(map(abs, vs))
-                 for vs in frames.values()):
+        elif len(axes) == 3 and _uneven(list(axes.values())):
             kinds["non-uniform"].append(bone)
     return kinds
+
+
+def _uneven(axes: list[NDArray[np.float64]]) -> bool:
+    """Whether three scale channels differ at a frame all three key (their common key frames)."""
+    common = np.intersect1d(np.intersect1d(axes[0][:, 0], axes[1][:, 0]), axes[2][:, 0])
+    if not common.size:
+        return False
+    at = np.stack([k[np.searchsorted(k[:, 0], common), 1] for k in axes])  # (3, F); keys sorted by frame
+    spread = np.ptp(at, axis=0)
+    return bool((spread > tolerances.NON_UNIFORM_SCALE_RELATIVE * np.abs(at).max(axis=0)).any())
 
 
 def _action_findings(armature: str, bones: Bones, index: dict[str, int], action: ActionData) -> list[Finding]:
@@ -171,9 +182,9 @@ def _action_findings(armature: str, bones: Bones, index: dict[str, int], action:
             f"only through constraints or drivers ({_few(moved)}): an exporter writing deform bones must bake "
             "their motion (Blender's glTF exporter samples it)", len(helpers), bones=tuple(helpers),
             details={"action": name, "deform_bones_moved": moved[:50]}))
-    frames = [f for ch in action.channels for f, _ in ch.keys]
-    if frames:
-        first, last = min(frames), max(frames)
+    key_frames = [ch.keys[:, 0] for ch in action.channels if len(ch.keys)]
+    if key_frames:
+        first, last = float(min(k.min() for k in key_frames)), float(max(k.max() for k in key_frames))
         start, end = action.frame_range
         if start < first - tolerances.FRAME_EPSILON or end > last + tolerances.FRAME_EPSILON:
             out.append(Finding(

@@ -59,6 +59,32 @@ def test_each_frames_worst_is_the_closed_form_of_the_middle_ring():
     np.testing.assert_allclose(m.vertex_sigma[nr.ring(3)], closed_form(0.25, 170), atol=1e-12)
 
 
+def test_the_influence_table_and_the_layouts_runs_give_one_jacobian():
+    from skin_audit.core.audit.animation import frame_linear
+
+    rig = nr.chain_tube(("Root", "Child", "Tip"))
+    mesh = nr.skinned_mesh(rig, mesh_to_armature=nr.rotation("x", 0.3) @ np.diag([2.0, 2.0, 2.0, 1.0]))
+    channels = np.stack([nr.channels(rig.rows, {"Child": nr.rotation("z", 1.1), "Tip": nr.rotation("y", 0.4)}),
+                         nr.channels(rig.rows, {"Root": nr.rotation("x", -0.7)})])
+    by_table, by_runs = frame_linear(mesh, channels), frame_linear(mesh, channels, by_runs=True)
+    np.testing.assert_allclose(by_table, by_runs, atol=1e-12)
+    # The Jacobian of the recomputed positions, by central differences along each axis.
+    from skin_audit.core.audit.armature_modifier import recompute_blender
+
+    v, h = 37, 1e-6
+    numeric = np.zeros((3, 3))
+    for k in range(3):
+        shifted = []
+        for sign in (1, -1):
+            rest = mesh.rest.copy()
+            rest[v, k] += sign * h
+            moved = nr.skinned_mesh(nr.Rig(rig.rows, rest, rig.groups, rig.edges), blender=None,
+                                    mesh_to_armature=nr.rotation("x", 0.3) @ np.diag([2.0, 2.0, 2.0, 1.0]))
+            shifted.append(recompute_blender(moved, channels[0]).positions[v])
+        numeric[:, k] = (shifted[0] - shifted[1]) / (2 * h)
+    np.testing.assert_allclose(by_table[0, v], numeric, atol=1e-7)
+
+
 def test_batches_do_not_change_the_result():
     mesh = nr.skinned_mesh(nr.chain_tube(("Root", "Child")))
     one, many = play(mesh, DEGREES, batch=1), play(mesh, DEGREES, batch=64)
