@@ -210,7 +210,7 @@ def _bones_at(mesh: SkinnedMesh, vertex: int) -> tuple[str, ...]:
                  if table.weights[vertex, k] > 0)
 
 
-def _squash(m: ActionMeasures, code: str, values: F64, frames_of: F64, threshold: float, what: str,
+def _squash(code: str, m: ActionMeasures, values: F64, frames_of: F64, threshold: float, what: str,
             timeline: Sequence[float]) -> Finding | None:
     bad = values < threshold
     if not bad.any():
@@ -234,12 +234,10 @@ def action_findings(m: ActionMeasures, options: AuditOptions) -> tuple[list[Find
     """The findings of one action on one mesh, and its JSON entry (timeline included)."""
     findings: list[Finding] = []
     if measurable(m.mesh):
-        for code, values, frames_of, threshold, what, timeline in (
-                ("animation-collapse", m.vertex_sigma, m.sigma_frame, options.collapse_threshold,
-                 "shrink (smallest singular value of the blend)", m.sigma_min),
-                ("animation-volume-loss", m.vertex_det, m.det_frame, options.volume_threshold,
-                 "lose volume (determinant of the blend)", m.det_min)):
-            f = _squash(m, code, values, frames_of, threshold, what, timeline)
+        for f in (_squash("animation-collapse", m, m.vertex_sigma, m.sigma_frame, options.collapse_threshold,
+                          "shrink (smallest singular value of the blend)", m.sigma_min),
+                  _squash("animation-volume-loss", m, m.vertex_det, m.det_frame, options.volume_threshold,
+                          "lose volume (determinant of the blend)", m.det_min)):
             if f is not None:
                 findings.append(f)
     far = m.vertex_divergence > options.divergence_relative
