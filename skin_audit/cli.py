@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from . import __version__
 from .core.errors import InputError, SkinAuditError
+from .core.text import printable, printable_lines
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -62,6 +63,23 @@ def _frames(text: str) -> tuple[float | None, float | None, float]:
     if (start is None) != (end is None) or (start is not None and end is not None and end < start):
         raise argparse.ArgumentTypeError(f"give both START and END (END not before START), or neither: {text!r}")
     return start, end, step
+
+
+#: Blender's frame range (scene.frame_set clamps to it; measured with bpy 4.2 and 5.0: MINAFRAME, MAXFRAME).
+BLENDER_FRAMES = (-1048574, 1048574)
+#: Scene.frame_set takes a C int: a number beyond it is no frame at all.
+_INT32 = 2**31 - 1
+
+
+def _frame(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole frame number, got {text!r}") from None
+    if abs(value) > _INT32:
+        raise argparse.ArgumentTypeError(f"{text} is no frame number: Blender's frames run from "
+                                         f"{BLENDER_FRAMES[0]} to {BLENDER_FRAMES[1]}")
+    return value
 
 
 def _weight_tolerance(text: str) -> float | str:
@@ -128,11 +146,21 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--target", type=str.lower, choices=_target_names(), default=None, metavar="NAME",
                        help="engine whose drawing the audit compares with Blender's (default threejs; "
                        "docs/engines.md): " + _target_help())
-    audit.add_argument("--frame", type=int, default=None, metavar="N",
+    audit.add_argument("--frame", type=_frame, default=None, metavar="N",
                        help="audit at this frame (set on load, never saved); for glTF its animation at "
-                       "time N / fps")
+                       f"time N / fps. Blender's frames run from {BLENDER_FRAMES[0]} to {BLENDER_FRAMES[1]}: "
+                       "a frame beyond is audited (and reported) at the nearest end")
     audit.add_argument("--clip", metavar="NAME", default=None,
                        help="glTF animation played at --frame (name or index; default the first)")
+    audit.add_argument("--min-severity", type=str.lower, choices=("info", "warning", "error"), default="info",
+                       help="list findings at or above this severity on the terminal (default info: all); the "
+                       "others are still counted per code (the report files always hold every finding)")
+    audit.add_argument("--quiet", "-q", action="store_true",
+                       help="terminal: only files with a listed finding or that could not be audited, their "
+                       "findings and counts, the totals and the report files; no metric lines, no progress line")
+    audit.add_argument("--rest-pose", type=str.lower, choices=("t", "a"), default=None,
+                       help="the rest pose the pipeline wants: a humanoid resting otherwise is a WARNING "
+                       "(default: measured and reported as INFO)")
     audit.add_argument("--animation", nargs="?", const="", default=None, metavar="ACTION[,ACTION...]",
                        help="also play every action that animates each rig (or the named ones) frame by frame, "
                        "as Blender poses it, and judge every frame: collapse, volume, engine divergence, and the "
@@ -247,20 +275,10 @@ def _report_targets(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def _write_reports(texts: dict[Path, str]) -> None:
-    """All report files or none: one staged set per folder, the earlier sets taken back if a later fails."""
-    from .core.output_files import write_all
+    """All report files or none, across folders: a failure in one folder leaves every earlier file as it was."""
+    from .core.output_files import write_files
 
-    by_folder: dict[Path, dict[str, str]] = {}
-    for path, text in texts.items():
-        by_folder.setdefault(path.parent, {})[path.name] = text
-    written: list[Path] = []
-    try:
-        for folder, files in by_folder.items():
-            written += write_all(folder, files)
-    except (InputError, KeyboardInterrupt):  # Ctrl-C between two folders: no partial set either
-        for path in written:
-            path.unlink(missing_ok=True)
-        raise
+    write_files(texts)
 
 
 def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
@@ -278,8 +296,14 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     if "target" in overrides and "target" not in fields:
         raise InputError(f"{config.path}: [audit] target: this version of skin_audit has no engine targets; "
                          "remove the key")
+    if args.frame is not None and not BLENDER_FRAMES[0] <= args.frame <= BLENDER_FRAMES[1]:
+        used = min(max(args.frame, BLENDER_FRAMES[0]), BLENDER_FRAMES[1])
+        sys.stderr.write(f"skin_audit: --frame {args.frame} is beyond Blender's frames; auditing (and reporting) "
+                         f"frame {used}, where Blender clamps it\n")
+        args.frame = used
     given = {"max_influences": args.max_influences, "weight_tolerance": args.weight_tolerance,
-             "fail_on": args.fail_on, "target": args.target, "frame": args.frame, "clip": args.clip}
+             "fail_on": args.fail_on, "target": args.target, "frame": args.frame, "clip": args.clip,
+             "rest_pose": args.rest_pose}
     if args.animation is not None:
         given["animation"] = tuple(n.strip() for n in args.animation.split(",") if n.strip())
         if args.frames is not None:
@@ -298,37 +322,26 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     require_bpy()
 
     from .blender.run.audit_files import audit_paths, expand_paths, make_report
-    from .core.audit.summary import audit_summary_text
     from .core.findings import at_or_above
     from .core.output_files import json_text
-    from .core.reports.progress import Progress, file_sizes
+    from .core.reports.text import summary_text, write_lines
 
     expanded = expand_paths(args.paths)
     kept, changes = skip_paths([str(p) for p, problem in expanded if not problem], config)
     todo = [str(p) for p, problem in expanded if problem or str(p) in kept]
     # Options the config set, unless a flag overrode them.
     changes = [c for c in option_changes(config, AuditOptions().to_dict()) if given.get(c.code) is None] + changes
-    progress = Progress(len(todo), weights=file_sizes(todo))
     pictures: dict[tuple[str, str], Any] = {}
-
-    def file_done(result: Any) -> None:
-        if "html" in targets and result.status == "ok":
-            from .blender.run.report_pictures import mesh_pictures
-
-            pictures.update(mesh_pictures(result))  # the file is still loaded
-        progress.done(result.status == "ok")
-        if progress.files_done < len(todo):
-            progress.start(todo[progress.files_done])
-
     from .batch.command_line import audit_in_workers
 
     files = audit_in_workers(args, todo, options, "--html" if "html" in targets else None)
     if files is None:  # in this process: one file, --html, or inside a Blender executable
-        if todo:
-            progress.start(todo[0])
-        files = audit_paths(todo, options, args.object, progress=file_done)
-        progress.finish()
-    files, finding_changes = _apply_config(files, config)
+        files = _audit_here(args, todo, options, audit_paths, pictures if "html" in targets else None)
+    if not todo:  # every file was skipped: a gate that audits nothing does not pass
+        files = _nothing_audited(args.paths, [c for c in changes if c.action == "skip-path"], config.path)
+    from .core.skeleton import cross_file_findings
+
+    files, finding_changes = _apply_config(cross_file_findings(files), config)
     changes += finding_changes
     report = make_report(files, options)
     data = report.to_dict()
@@ -336,15 +349,72 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
         data["config"] = {"path": config.path, "changes": [c.to_dict() for c in changes]}
     if targets:
         _write_reports(_render(targets, data, options.fail_on, args.sarif_help_uri, pictures, json_text))
-    out.write(audit_summary_text(report, options.fail_on))
+    written = [(kind, str(targets[flag])) for flag, kind in REPORT_KINDS if flag in targets]
+    out.write(summary_text(data, options.fail_on, min_severity=args.min_severity, quiet=args.quiet,
+                           written=written))
     if changes:
-        out.write(f"config {config.path}: {len(changes)} change(s), listed in the reports\n")
+        write_lines(out, [f"config {config.path}: {len(changes)} change(s), listed in the reports"])
     if any(fa.error_kind == "internal" for fa in files):
         return EXIT_INTERNAL  # our own bug on some file: the report holds every other file
     if any(fa.status != "ok" for fa in files):
         return EXIT_UNUSABLE
     findings = [f for fa in files for f in fa.findings]
     return EXIT_FINDINGS if at_or_above(findings, options.fail_on) else EXIT_OK
+
+
+#: Report flags and their names on the terminal's ``reports:`` line, in the order written there.
+REPORT_KINDS = (("json", "JSON"), ("junit", "JUnit"), ("sarif", "SARIF"), ("html", "HTML"))
+
+
+def _audit_here(args: argparse.Namespace, todo: list[str], options: Any, audit_paths: Any,
+                pictures: dict[tuple[str, str], Any] | None) -> tuple[Any, ...]:
+    """The files audited in this process, Blender's own output kept apart (``batch/console``):
+    its lines go to stderr each on a line of its own, never into the progress line or on
+    stdout; with --quiet only a file that could not be audited has them, its last lines."""
+    from .batch.console import OutputAside, last_lines
+    from .batch.process import STDERR_TAIL_LINES
+    from .core.reports.progress import Progress, file_sizes
+
+    with OutputAside() as aside:
+        progress = Progress(len(todo), aside.stderr, enabled=False if args.quiet else None,
+                            weights=file_sizes(todo))
+        if not args.quiet:
+            aside.forward = progress.note
+
+        def file_done(result: Any) -> None:
+            if pictures is not None and result.status == "ok":
+                from .blender.run.report_pictures import mesh_pictures
+
+                pictures.update(mesh_pictures(result))  # the file is still loaded
+            log = aside.take()
+            progress.done(result.status == "ok")
+            if args.quiet and result.status != "ok" and last_lines(log, STDERR_TAIL_LINES):
+                progress.note([f"skin_audit: Blender's output while loading {result.path} (last lines):",
+                               *last_lines(log, STDERR_TAIL_LINES)])
+            if progress.files_done < len(todo):
+                progress.start(todo[progress.files_done])
+
+        if todo:
+            progress.start(todo[0])
+        try:
+            files: tuple[Any, ...] = tuple(audit_paths(todo, options, args.object, progress=file_done))
+        except Exception:  # a bug of ours: what Blender said last may explain it
+            if args.quiet:
+                progress.note(last_lines(aside.take(), STDERR_TAIL_LINES))
+            raise
+        progress.finish()
+    return files
+
+
+def _nothing_audited(paths: Sequence[str], skipped: Sequence[Any], config_path: str) -> tuple[Any, ...]:
+    """One error entry per path when the config's [paths] skip left no file to audit (exit 2, like a
+    folder without rigs)."""
+    from .core.audit.report import FileAudit
+
+    patterns = sorted({c.reason for c in skipped})
+    return tuple(FileAudit(str(p), "error", message=f"{p}: nothing audited: {config_path} skips every file "
+                           f"given ({len(skipped)} skipped by {', '.join(patterns)}); narrow the pattern or "
+                           "audit another path", error_kind="input") for p in paths)
 
 
 def _apply_config(files: Any, config: Any) -> tuple[tuple[Any, ...], list[Any]]:
@@ -424,10 +494,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         with sigint_stops_the_run():
             return COMMANDS[args.command](args, out)
     except InputError as exc:
-        err.write(f"skin_audit: error: {exc}\n")
+        err.write(f"skin_audit: error: {printable(exc)}\n")
         return EXIT_UNUSABLE
     except SkinAuditError as exc:
-        err.write(f"skin_audit: {args.command} failed: {exc}\n")
+        err.write(f"skin_audit: {args.command} failed: {printable(exc)}\n")
         return EXIT_FINDINGS if exc.code == "verification-failed" else EXIT_UNUSABLE
     except KeyboardInterrupt:
         err.write(f"skin_audit: {args.command} interrupted; no report or output written\n")
@@ -436,5 +506,5 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         import traceback
 
         err.write(f"skin_audit: internal error in {args.command} (a skin_audit bug; please report it):\n"
-                  f"{traceback.format_exc()}")
+                  f"{printable_lines(traceback.format_exc())}")
         return EXIT_INTERNAL

@@ -110,8 +110,9 @@ def _connect(scheduler: str, timeout: float) -> Any:
                          f"(or `pip install -r requirements-dev.txt`) ({exc})") from exc
     try:
         return Client(scheduler, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {scheduler!r} ({exc}); start one with "
+    except Exception as exc:  # refused, timed out, a malformed address, or an answer that is not Dask's
+        raise InputError(f"cannot reach the Dask scheduler at {scheduler!r} ({type(exc).__name__}: "
+                         f"{str(exc)[:300]}); start one with "
                          "`dask scheduler` and workers with `dask worker ADDRESS` (docs/scale.md)") from exc
 
 
@@ -119,7 +120,7 @@ def audit_paths_on_cluster(
     paths: Iterable[str], options: Any, object_name: str | None = None, *, scheduler: str,
     file_timeout: float | None = None, file_memory_mb: int | None = None,
     command: tuple[str, ...] | None = None, stream: TextIO | None = None,
-    connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
+    connect_timeout: float = CONNECT_TIMEOUT_SECONDS, quiet: bool = False,
 ) -> BatchResult:
     """Audit every file as a task on the Dask cluster at ``scheduler``; results in input order.
 
@@ -138,7 +139,7 @@ def audit_paths_on_cluster(
     todo = [(i, path) for i, (path, problem) in enumerate(entries) if not problem]
     config = asdict(WorkerConfig(options=options.to_dict(), object_name=object_name, memory_mb=file_memory_mb,
                                  command=command))
-    progress = start_progress(entries, results, stream)
+    progress = start_progress(entries, results, stream, quiet)
     client = _connect(scheduler, connect_timeout)
     run = uuid.uuid4().hex[:8]
     failures: Counter[str] = Counter()

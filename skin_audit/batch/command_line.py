@@ -68,7 +68,8 @@ def audit_in_workers(args: argparse.Namespace, todo: list[str], options: Any,
         from .cluster import audit_paths_on_cluster
 
         return audit_paths_on_cluster(todo, options, args.object, scheduler=args.scheduler,
-                                      file_timeout=args.file_timeout, file_memory_mb=args.file_memory_mb).files
+                                      file_timeout=args.file_timeout, file_memory_mb=args.file_memory_mb,
+                                      quiet=getattr(args, "quiet", False)).files
     if _inside_blender():
         if explicit:
             raise InputError(f"{explicit[0]} starts workers with the bpy module: run `python -m skin_audit` "
@@ -79,4 +80,4 @@ def audit_in_workers(args: argparse.Namespace, todo: list[str], options: Any,
     from .local import audit_paths_parallel
 
     return audit_paths_parallel(todo, options, args.object, jobs=args.jobs, file_timeout=args.file_timeout,
-                                file_memory_mb=args.file_memory_mb).files
+                                file_memory_mb=args.file_memory_mb, quiet=getattr(args, "quiet", False)).files

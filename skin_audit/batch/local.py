@@ -82,14 +82,14 @@ def unusable(path: str, options: Any) -> Any:
 def audit_paths_parallel(
     paths: Iterable[str], options: Any, object_name: str | None = None, *,
     jobs: int | None = None, file_timeout: float | None = None, file_memory_mb: int | None = None,
-    command: tuple[str, ...] | None = None, stream: TextIO | None = None,
+    command: tuple[str, ...] | None = None, stream: TextIO | None = None, quiet: bool = False,
 ) -> BatchResult:
     """Audit every file in ``jobs`` worker processes; results in input order.
 
     ``options`` is an ``AuditOptions``.  A file whose worker dies or passes
     ``file_timeout`` seconds gets ``status: "error"`` with the reason and the run goes
     on with a fresh worker.  ``command`` replaces the worker command (tests).  Progress
-    goes to ``stream`` (stderr) when it is a terminal, and a summary line always.
+    goes to ``stream`` (stderr) when it is a terminal and not ``quiet``, and a summary line always.
     """
     stream = sys.stderr if stream is None else stream
     began = time.monotonic()
@@ -100,7 +100,7 @@ def audit_paths_parallel(
     # The cores shared out between the workers: each worker's blends use its share, not all of them.
     config = WorkerConfig(options=options.to_dict(), object_name=object_name, memory_mb=file_memory_mb,
                           command=command, threads=max(1, thread_count() // jobs))
-    progress = start_progress(entries, results, stream)
+    progress = start_progress(entries, results, stream, quiet)
     log_lock = threading.Lock()
 
     def log(text: str) -> None:
@@ -165,9 +165,12 @@ def audit_paths_parallel(
     return result
 
 
-def start_progress(entries: list[tuple[str, str]], results: list[Any], stream: TextIO) -> Progress:
-    """The run's progress line (terminals only), already past the entries that need no worker."""
-    progress = Progress(len(entries), stream, weights=file_sizes([path for path, _ in entries]))
+def start_progress(entries: list[tuple[str, str]], results: list[Any], stream: TextIO,
+                   quiet: bool = False) -> Progress:
+    """The run's progress line (terminals only, none when ``quiet``), already past the entries that need
+    no worker."""
+    progress = Progress(len(entries), stream, enabled=False if quiet else None,
+                        weights=file_sizes([path for path, _ in entries]))
     for fa in results:
         if fa is not None:
             advance(progress, False)

@@ -2,7 +2,7 @@
 """The Blender UI: settings on the scene, operators and the sidebar panel.
 
 Registration is explicit: the classes in order, then ``Scene.skin_audit`` and
-the file-load handler; unregistration undoes it in reverse.
+the file-load, undo and redo handlers; unregistration undoes it in reverse.
 """
 
 from __future__ import annotations
@@ -20,15 +20,36 @@ def forget_results(*_args) -> None:
     state.clear()
 
 
+@bpy.app.handlers.persistent
+def results_after_undo(*_args) -> None:
+    """Undo restored older data: the last audit may describe data that is gone."""
+    state.mark_stale("undo")
+
+
+@bpy.app.handlers.persistent
+def results_after_redo(*_args) -> None:
+    """Redo brought newer data back: the last audit may not describe it."""
+    state.mark_stale("redo")
+
+
+HANDLERS = (
+    (bpy.app.handlers.load_pre, forget_results),
+    (bpy.app.handlers.undo_post, results_after_undo),
+    (bpy.app.handlers.redo_post, results_after_redo),
+)
+
+
 def register() -> None:
     for cls in CLASSES:
         bpy.utils.register_class(cls)
     properties.attach()
-    bpy.app.handlers.load_pre.append(forget_results)
+    for handlers, handler in HANDLERS:
+        handlers.append(handler)
 
 
 def unregister() -> None:
-    bpy.app.handlers.load_pre.remove(forget_results)
+    for handlers, handler in reversed(HANDLERS):
+        handlers.remove(handler)
     properties.detach()
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)

@@ -121,11 +121,42 @@ def run_audit(context: bpy.types.Context, settings: SkinAuditSettings) -> state.
     return result
 
 
-def require_audit(scene: bpy.types.Scene) -> state.AuditResult:
+def require_audit(scene: bpy.types.Scene, *, fresh: bool = True) -> state.AuditResult:
+    """The scene's last audit; with ``fresh``, refused once an undo or redo may have changed the data."""
     result = state.audit_result(scene.name)
     if result is None or not result.meshes:
         raise InputError(f"scene {scene.name!r} has no audit results: press Run Audit first")
+    if fresh and result.stale:
+        raise InputError(f"{STALE_TEXT[result.stale]}: press Audit Again first")
     return result
+
+
+#: What the panel and the errors say about results an undo or redo may have outdated.
+STALE_TEXT = {
+    "undo": "an undo changed the data since the last audit",
+    "redo": "a redo changed the data since the last audit",
+}
+
+
+def _audit_again(context: bpy.types.Context, result: state.AuditResult) -> state.AuditResult:
+    """The meshes of ``result`` that still exist, audited again with its options; kept for the panel."""
+    names = dict.fromkeys(a.object for a in result.meshes)
+    meshes = [bpy.data.objects[n] for n in names if n in bpy.data.objects]
+    if not meshes:
+        raise InputError(f"none of the audited meshes ({', '.join(names)}) exists any more: select one and "
+                         "press Run Audit")
+    options = result.options if result.options is not None else AuditOptions()
+    with progress(context) as step:
+        rigs, audits = audit_scene.audit_rigs(context, meshes, options, progress=step)
+    fresh = state.AuditResult(meshes=tuple(finite_audit(a) for a in audits), options=options,
+                              rigs=tuple(finite_audit(r) for r in rigs))
+    state.set_audit_result(context.scene.name, fresh)
+    return fresh
+
+
+def audit_again(context: bpy.types.Context) -> state.AuditResult:
+    """Audit the last audit's meshes again (after an undo or redo), whatever is selected now."""
+    return _audit_again(context, require_audit(context.scene, fresh=False))
 
 
 def _audited_object(name: str) -> bpy.types.Object:
@@ -224,18 +255,21 @@ def show_heatmap(context: bpy.types.Context, measure: str) -> Painted:
     if not painted:
         raise InputError(f"no audited mesh has the measure {measure!r}")
     viewports = heatmap.show_attribute_colors(context.window_manager)
-    return Painted(measure, tuple(painted), min(lows), max(highs), viewports)
+    shown = Painted(measure, tuple(painted), min(lows), max(highs), viewports)
+    state.set_heatmap(context.scene.name, state.Heatmap(measure, shown.objects, shown.low, shown.high))
+    return shown
 
 
 def clear_heatmap(context: bpy.types.Context) -> int:
     """Remove the heatmap attribute from the audited meshes; returns how many had one."""
-    result = require_audit(context.scene)
+    result = require_audit(context.scene, fresh=False)
     removed = 0
     for audit in result.meshes:
         obj = bpy.data.objects.get(audit.object)
         if obj is not None and heatmap.remove_heat(obj):
             removed += 1
     heatmap.hide_attribute_colors(context.window_manager)
+    state.set_heatmap(context.scene.name, None)
     return removed
 
 
@@ -334,9 +368,5 @@ def fix_finding(context: bpy.types.Context, mesh_index: int, rig_index: int, fin
     if finding.code not in FIXABLE:
         raise InputError(f"no fix for '{finding.code}'; fixable: {', '.join(FIXABLE)}")
     outcome = fix_mesh(context, obj, [finding.code], fix_settings, result.options)[0]
-    meshes = [bpy.data.objects[n] for n in dict.fromkeys(a.object for a in result.meshes) if n in bpy.data.objects]
-    rigs, audits = audit_scene.audit_rigs(context, meshes, result.options)
-    state.set_audit_result(context.scene.name, state.AuditResult(
-        meshes=tuple(finite_audit(a) for a in audits), options=result.options,
-        rigs=tuple(finite_audit(r) for r in rigs)))
+    _audit_again(context, result)
     return outcome

@@ -9,9 +9,13 @@ from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ..blender.build import twist_rig
-from ..core.errors import SkinAuditError
+from ..core.errors import InputError, SkinAuditError
 from ..core.findings import worst_severity
 from . import actions, state
+from .panels import MEASURES, draw_finding_text, measure_label
+
+#: Width of the finding-text popup, in pixels at UI scale 1.
+POPUP_WIDTH = 480
 
 
 def _settings(context: bpy.types.Context):
@@ -46,6 +50,17 @@ def _poll_audited(cls, context: bpy.types.Context) -> bool:
     result = state.audit_result(context.scene.name)
     if result is None or not result.meshes:
         cls.poll_message_set("Run the audit first")
+        return False
+    return True
+
+
+def _poll_fresh(cls, context: bpy.types.Context) -> bool:
+    """Audited, and no undo or redo since: the results still describe the data."""
+    if not _poll_audited(cls, context):
+        return False
+    stale = state.audit_result(context.scene.name).stale
+    if stale:
+        cls.poll_message_set(f"{actions.STALE_TEXT[stale].capitalize()}: press Audit Again")
         return False
     return True
 
@@ -172,6 +187,82 @@ class SKIN_AUDIT_OT_run_audit(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class SKIN_AUDIT_OT_audit_again(bpy.types.Operator):
+    """Audit the last audit's meshes again, with its settings (after an undo or redo)"""
+
+    bl_idname = "skin_audit.audit_again"
+    bl_label = "Audit Again"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        return _poll_audited(cls, context) and _poll_not_edit(cls, context, "the audit")
+
+    def execute(self, context):
+        try:
+            result = actions.audit_again(context)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        level = "INFO" if worst_severity(result.findings) in (None, "INFO") else "WARNING"
+        self.report({level}, f"Audited {result.summary()}")
+        return {"FINISHED"}
+
+
+class SKIN_AUDIT_OT_finding_text(bpy.types.Operator):
+    """Show this finding's full text (also written to the Info editor)"""
+
+    bl_idname = "skin_audit.finding_text"
+    bl_label = "Finding Text"
+    bl_options = {"REGISTER", "INTERNAL"}
+
+    mesh_index: IntProperty(name="Mesh", description="Audited mesh number (-1: a rig finding)", min=-1,
+                            default=-1, options={"SKIP_SAVE"})
+    rig_index: IntProperty(name="Rig", description="Audited rig number, for a rig finding", min=-1,
+                           default=-1, options={"SKIP_SAVE"})
+    finding_index: IntProperty(name="Finding", description="Finding number", min=0, options={"SKIP_SAVE"})
+
+    @classmethod
+    def poll(cls, context):
+        return _poll_audited(cls, context)
+
+    @classmethod
+    def description(cls, context, properties):
+        finding = actions.finding_for_button(context, properties.mesh_index, properties.rig_index,
+                                             properties.finding_index)
+        return finding.message if finding is not None else cls.__doc__
+
+    def _finding(self, context):
+        finding = actions.finding_for_button(context, self.mesh_index, self.rig_index, self.finding_index)
+        if finding is None:
+            raise InputError("that finding is gone: run the audit again")
+        return finding
+
+    def invoke(self, context, _event):
+        try:
+            self._finding(context)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        self.execute(context)
+        return context.window_manager.invoke_popup(self, width=POPUP_WIDTH)
+
+    def draw(self, context):
+        finding = actions.finding_for_button(context, self.mesh_index, self.rig_index, self.finding_index)
+        if finding is None:
+            return
+        result = state.audit_result(context.scene.name)
+        armature = bool(result.meshes[self.mesh_index].armature) if self.mesh_index >= 0 else True
+        draw_finding_text(self.layout, finding, self.finding_index, mesh_index=self.mesh_index,
+                          rig_index=self.rig_index, armature=armature, buttons=not result.stale)
+
+    def execute(self, context):
+        try:
+            finding = self._finding(context)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        _report_finding(self, finding.severity, f"{finding.code}: {finding.message}")
+        return {"FINISHED"}
+
+
 class SKIN_AUDIT_OT_select_finding(bpy.types.Operator):
     """Select what this finding points at: its vertices (Edit Mode) or its bones (Pose Mode)"""
 
@@ -192,7 +283,7 @@ class SKIN_AUDIT_OT_select_finding(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _poll_audited(cls, context)
+        return _poll_fresh(cls, context)
 
     @classmethod
     def description(cls, context, properties):
@@ -227,7 +318,7 @@ class SKIN_AUDIT_OT_select_rig_finding(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _poll_audited(cls, context)
+        return _poll_fresh(cls, context)
 
     @classmethod
     def description(cls, context, properties):
@@ -259,7 +350,7 @@ class SKIN_AUDIT_OT_show_test_pose(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not _poll_audited(cls, context):
+        if not _poll_fresh(cls, context):
             return False
         return _poll_not_edit(cls, context, "posing")
 
@@ -279,8 +370,8 @@ _MEASURE_ITEMS: list[tuple[str, str, str]] = []
 def _measure_items(_self, context):
     result = state.audit_result(context.scene.name) if context and context.scene else None
     names = result.measure_names() if result is not None else ()
-    _MEASURE_ITEMS[:] = [(n, n.replace("_", " ").capitalize(), f"Paint {n}: red high, blue low")
-                         for n in names]
+    _MEASURE_ITEMS[:] = [(n, measure_label(n), f"Paint {MEASURES[n][1] if n in MEASURES else n}: "
+                          "blue lowest, red highest") for n in names]
     return _MEASURE_ITEMS
 
 
@@ -295,7 +386,7 @@ class SKIN_AUDIT_OT_show_heatmap(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not _poll_audited(cls, context):
+        if not _poll_fresh(cls, context):
             return False
         if not _poll_object_mode(cls, context, "paint the heatmap"):
             return False
@@ -350,7 +441,7 @@ class SKIN_AUDIT_OT_export_report(bpy.types.Operator, ExportHelper):
 
     @classmethod
     def poll(cls, context):
-        return _poll_audited(cls, context)
+        return _poll_fresh(cls, context)
 
     def execute(self, context):
         try:
@@ -453,7 +544,7 @@ class SKIN_AUDIT_OT_fix_finding(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _poll_audited(cls, context) and _poll_not_edit(cls, context, "a fix")
+        return _poll_fresh(cls, context) and _poll_not_edit(cls, context, "a fix")
 
     @classmethod
     def description(cls, context, properties):
@@ -485,6 +576,8 @@ CLASSES = (
     SKIN_AUDIT_OT_build_demo,
     SKIN_AUDIT_OT_measure_twist,
     SKIN_AUDIT_OT_run_audit,
+    SKIN_AUDIT_OT_audit_again,
+    SKIN_AUDIT_OT_finding_text,
     SKIN_AUDIT_OT_select_finding,
     SKIN_AUDIT_OT_select_rig_finding,
     SKIN_AUDIT_OT_show_test_pose,

@@ -87,6 +87,11 @@ class SkinAuditSettings(bpy.types.PropertyGroup):
         items=TARGET_ITEMS,
         default=_DEFAULTS.target,
     )
+    show_notes: BoolProperty(
+        name="Show Notes",
+        description="List the audit's INFO notes (facts about linear blend skinning, not data problems)",
+        default=False,
+    )
     test_pose_angle: FloatProperty(
         name="Test Pose",
         description="Bend and twist angle of the test poses the audit evaluates",

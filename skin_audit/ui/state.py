@@ -8,7 +8,7 @@ name and emptied when a file is loaded or the add-on is disabled.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.audit.options import AuditOptions
 from ..core.audit.report import MeshAudit
@@ -42,6 +42,8 @@ class AuditResult:
     options: AuditOptions | None = None
     error: str = ""
     rigs: tuple[RigAudit, ...] = ()
+    #: Why these results may no longer describe the data ("undo", "redo"); empty while they do.
+    stale: str = ""
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -64,8 +66,19 @@ class AuditResult:
         return tuple(names)
 
 
+@dataclass(frozen=True)
+class Heatmap:
+    """What the heatmap last painted: the measure and the range its colours span."""
+
+    measure: str
+    objects: tuple[str, ...]
+    low: float
+    high: float
+
+
 _twist: dict[str, TwistReadout] = {}
 _audit: dict[str, AuditResult] = {}
+_heatmap: dict[str, Heatmap] = {}
 
 
 def twist_readout(scene_name: str) -> TwistReadout | None:
@@ -90,7 +103,31 @@ def set_audit_result(scene_name: str, result: AuditResult | None) -> None:
         _audit[scene_name] = result
 
 
+def heatmap(scene_name: str) -> Heatmap | None:
+    return _heatmap.get(scene_name)
+
+
+def set_heatmap(scene_name: str, shown: Heatmap | None) -> None:
+    if shown is None:
+        _heatmap.pop(scene_name, None)
+    else:
+        _heatmap[scene_name] = shown
+
+
+def mark_stale(reason: str) -> None:
+    """Undo or redo changed the data: every kept audit says so until it is run again.
+
+    Blender tells which step was undone, not which data it touched, so every scene's
+    results are marked; the heatmap legend is dropped (the colours it named may be gone).
+    """
+    for name, result in list(_audit.items()):
+        if not result.error:
+            _audit[name] = replace(result, stale=reason)
+    _heatmap.clear()
+
+
 def clear() -> None:
     """Forget every result (file loaded, add-on disabled)."""
     _twist.clear()
     _audit.clear()
+    _heatmap.clear()

@@ -190,10 +190,11 @@ def test_readme_facts(audited):
         assert "Icosphere" not in {m.object for m in r.meshes}  # the importer's bone shape
         if rel.endswith((".glb", ".gltf")):  # glTF weights are normalised
             assert all("weights-not-normalized" not in findings_by_code(m) for m in r.meshes), rel
-    # BlenderIO_03 (.blend): every one of the 160 vertices is off, by up to 0.024.
+    # BlenderIO_03 (.blend): every one of the 160 vertices is off, by up to 0.024; INFO, as the default
+    # target (threejs through Blender's glTF exporter, which divides by the sum) draws them as Blender does.
     (cylinder,) = by_rel["BlenderIO_03_skinned_cylinder/03_skinned_cylinder.blend"].meshes
     (f,) = findings_by_code(cylinder)["weights-not-normalized"]
-    assert (f.severity, f.count, f.vertices) == ("WARNING", 160, tuple(range(160)))
+    assert (f.severity, f.count, f.vertices) == ("INFO", 160, tuple(range(160)))
     assert 0.02 < f.details["max_error"] <= 0.0241
     # BlenderIO_32: up to 10 influences, sums off by up to 0.5.
     io32 = [m for rel, r in by_rel.items() if rel.startswith("BlenderIO_32") for m in r.meshes]

@@ -68,7 +68,11 @@ def test_self_contained_and_every_finding_explained():
     text, tags = page({("rigs/cylinder.blend", "Cylinder"): cylinder_picture()})
     assert f'content="{CSP}"' in text
     assert not [t for t, a in tags if t in ("script", "link", "img", "iframe", "object", "embed")]
-    assert not [a for _, a in tags if "src" in a or ("href" in a)]
+    assert not [a for _, a in tags if "src" in a]
+    # Links only within the page, each to an element that is there.
+    ids = {a["id"] for _, a in tags if "id" in a}
+    hrefs = [a["href"] for _, a in tags if "href" in a]
+    assert hrefs and all(h.startswith("#") and h[1:] in ids for h in hrefs), set(hrefs) - {f"#{i}" for i in ids}
     assert "url(" not in text and "@import" not in text
     assert set(re.findall(r"https?://[^\"' ]+", text)) == {"http://www.w3.org/2000/svg"}  # SVG namespace only
     for f in (f for fa in sample_report()["files"] for m in fa["meshes"] for f in m["findings"]):
@@ -81,7 +85,7 @@ def test_pictures_for_findings_with_values_or_vertices_only():
     text, _ = page({("rigs/cylinder.blend", "Cylinder"): cylinder_picture()})
     # Cylinder: twist-collapse (values), unweighted-vertices (vertex list); preserve-volume-on has neither.
     assert text.count('<svg xmlns="http://www.w3.org/2000/svg" class="heatmap"') == 2
-    assert "affected vertices (red)" in text and "collapse: 1 - smallest singular value" in text
+    assert "the vertices of the finding (red)" in text and "collapse: 1 - smallest singular value" in text
     assert page()[0].count("<svg") == 0
 
 
@@ -214,3 +218,99 @@ def test_one_clustering_per_mesh_serves_every_finding():
 
     assert triangles(first) and triangles(first) == triangles(second)
     assert [c for _, c in paths(first)] != [c for _, c in paths(second)]
+
+
+GREY = {"#999", "#888", "#777", "#666", "#555", "#aaa"}
+
+
+def hot_triangles(svg: str) -> int:
+    """Triangles drawn in a colour of the ramp (not the grey of the rest of the mesh)."""
+    return sum(d.count("M") for d, colour in paths(svg) if colour not in GREY)
+
+
+def test_each_picture_paints_its_own_vertices_and_the_rest_grey():
+    """Two findings of one code on one mesh (bind-pose drift at rest, and with the pose cleared) get
+    two pictures, each lighting the triangles touching its own vertices: counted independently
+    from the triangle list (no clustering below 3000 triangles)."""
+    from skin_audit.core.findings import Finding
+
+    pos, tri = cylinder()
+    drift = np.abs(pos[:, 2] - 1.0)  # one measure shared by both findings
+    bottom, top = tuple(range(0, 24)), tuple(range(24 * 8, 24 * 9))
+    rest = Finding("bind-pose-drift", "ERROR", "at rest, 24 vertices move", 24, bottom)
+    cleared = Finding("bind-pose-drift", "ERROR", "with the pose cleared, 24 vertices move", 24, top)
+    report = sample_report()
+    report["files"] = report["files"][:1]
+    report["files"][0]["meshes"] = [mesh("Cylinder", (rest, cleared))]
+    picture = MeshPicture(pos, tri, {"bind-pose-drift": drift})
+    text, _ = page({("rigs/cylinder.blend", "Cylinder"): picture}, report)
+    pictures = re.findall(r'<svg xmlns="http://www.w3.org/2000/svg" class="heatmap".*?</svg>', text)
+    assert len(pictures) == 2 and pictures[0] != pictures[1]
+    for svg, own in zip(pictures, (bottom, top), strict=True):
+        touching = int(np.isin(tri, own).any(axis=1).sum())
+        assert hot_triangles(svg) == 2 * touching  # front and back view
+    # Drawn alone (no shared grey drawing), the same values light the same triangles.
+    values = np.full(len(pos), np.nan)
+    values[list(bottom)] = drift[list(bottom)]
+    assert hot_triangles(heatmap_svg(picture, values)) == 2 * int(np.isin(tri, bottom).any(axis=1).sum())
+
+
+def test_unnormalised_picture_does_not_light_the_unweighted_vertices():
+    from skin_audit.core.findings import Finding
+
+    pos, tri = cylinder()
+    weight_sum = np.ones(len(pos))
+    weight_sum[:24] = 0.0  # unweighted bottom ring: |sum - 1| = 1, the largest
+    weight_sum[100:110] = 0.9
+    unnormalised = Finding("weights-not-normalized", "WARNING", "10 vertices", 10, tuple(range(100, 110)))
+    unweighted = Finding("unweighted-vertices", "ERROR", "24 vertices", 24, tuple(range(24)))
+    report = sample_report()
+    report["files"] = report["files"][:1]
+    report["files"][0]["meshes"] = [mesh("Cylinder", (unweighted, unnormalised))]
+    picture = MeshPicture(pos, tri, values_from_measures({"weight_sum": weight_sum}))
+    text, _ = page({("rigs/cylinder.blend", "Cylinder"): picture}, report)
+    section = text.split('data-code="weights-not-normalized"')[1]
+    svg = re.search(r'<svg xmlns="http://www.w3.org/2000/svg" class="heatmap".*?</svg>', section).group(0)
+    assert hot_triangles(svg) == 2 * int(np.isin(tri, range(100, 110)).any(axis=1).sum())
+
+
+def test_every_vertex_of_a_finding_is_painted_not_only_the_listed_thousand():
+    from skin_audit.core.findings import Finding
+    from skin_audit.core.reports.html import vertices_of
+
+    pos, tri = cylinder(rings=46, segments=24)  # 1104 vertices
+    tri = tri[:1900]  # below MAX_TRIANGLES: drawn as is, so the painted triangles can be counted
+    every_vertex = tuple(range(len(pos)))
+    big = Finding("unweighted-vertices", "ERROR", f"{len(pos)} vertices", len(pos), every_vertex)
+    report = sample_report()
+    report["files"] = report["files"][:1]
+    report["files"][0]["meshes"] = [mesh("Cylinder", (big,), vertices=len(pos))]
+    assert len(report["files"][0]["meshes"][0]["findings"][0]["vertices"]) == 1000
+    key = ("rigs/cylinder.blend", "Cylinder")
+    listed_only = page({key: MeshPicture(pos, tri)}, report)[0]
+    every = page({key: MeshPicture(pos, tri, finding_vertices=vertices_of([big]))}, report)[0]
+    assert hot_triangles(listed_only) == 2 * int(np.isin(tri, range(1000)).any(axis=1).sum())
+    assert hot_triangles(every) == 2 * len(tri)
+    assert f"its {len(pos)} vertices" in every and f"its 1000 vertices (of {len(pos)})" in listed_only
+
+
+def test_values_read_as_words_with_units():
+    text, _ = page()
+    body = re.sub(r"<style>.*?</style>", "", text, flags=re.S)
+    assert "{'" not in body and "['" not in body and "True" not in body
+    assert "Bone.001: 6.1e-17" in body  # collapse_by_bone, a table as words
+    assert "<td>max_bind_drift</td><td>0</td><td>Blender units</td>" in body
+
+
+def test_files_fold_and_link_to_their_first_warning():
+    text, tags = page()
+    files = [a for t, a in tags if t == "details" and a.get("class") == "file"]
+    assert [f["id"] for f in files] == ["file0", "file1", "file2"]
+    assert all("open" in f for f in files)  # each has a WARNING or ERROR, or could not be read
+    # The first finding of the file's worst severity: the Cylinder's unweighted vertices, after the rig's WARNING.
+    assert '<a href="#file0-first">first ERROR</a>' in text
+    assert text.index('id="file0-first"') > text.index("multiple-root-bones")
+    assert text.index('id="file0-first"') < text.index('data-code="unweighted-vertices"')
+    assert '<a href="#file1-first">first WARNING</a>' in text
+    folded = [a for t, a in tags if t == "details" and "finding" in a.get("class", "") and "open" not in a]
+    assert [a["data-code"] for a in folded] == ["preserve-volume-on"]  # INFO starts folded

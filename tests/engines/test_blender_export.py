@@ -122,3 +122,61 @@ def test_threejs_draws_the_exported_path(bpy, empty_scene, tmp_path, engines_dir
     evaluated = mesh.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
     blender = np.array([v.co[:] for v in evaluated.vertices])[match]
     assert float(np.abs(three - blender).max()) / size > 100 * THREEJS_MATCH_RELATIVE
+
+
+def _non_deform_rig(bpy):
+    """A tube on two deform bones plus a control bone with Deform off ('Ctrl', child of the root)
+    whose group weighs the upper half at 0.4 beside the deform weights; Ctrl is posed."""
+    from tests.factories.blender_rigs import BoneSpec, build_rig, chain_bones, chain_weights, cylinder
+
+    verts, faces = cylinder(rings=9, segments=8, radius=0.4, height=2.0)
+    bones = [*chain_bones(("Root", "Child"), 2.0), BoneSpec("Ctrl", (0.6, 0.0, 1.0), (0.6, 0.0, 1.5), "Root",
+                                                          use_deform=False)]
+    spec = chain_weights(verts[:, 2], ("Root", "Child"), 2.0)
+    upper = np.flatnonzero(verts[:, 2] > 1.01)
+    spec["Ctrl"] = (upper, np.full(len(upper), 0.4))
+    mesh, arm = build_rig("Tube", bones, verts, faces, spec)
+    for name, rot in (("Child", (0.3, 0.0, 0.0)), ("Ctrl", (0.0, 0.9, 0.4))):
+        pb = arm.pose.bones[name]
+        pb.rotation_mode = "XYZ"
+        pb.rotation_euler = rot
+        for frame in (1, 2):
+            pb.keyframe_insert("rotation_euler", frame=frame)
+    bpy.context.scene.frame_set(1)
+    return mesh, arm, verts, upper
+
+
+def test_exporter_writes_non_deform_groups_and_the_audit_predicts_three_js(bpy, empty_scene, tmp_path, engines_dir):
+    """Blender's exporter (defaults: every bone a joint) writes the group of a bone with Deform off,
+    so three.js moves those vertices with it while Blender does not; the audit's engine divergence at
+    the current pose is the distance between three.js and Blender's evaluated mesh."""
+    from tests.hostile.conftest import run_main, strict_report
+
+    mesh, arm, verts, upper = _non_deform_rig(bpy)
+    blend = tmp_path / "ctrl.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    path = _export(bpy, tmp_path / "ctrl.gltf")
+    doc = load_gltf(path)
+    names = [doc.json["nodes"][j].get("name") for j in doc.json["skins"][0]["joints"]]
+    assert "Ctrl" in names  # a joint although Blender does not deform with it
+    drawn = run_node(engines_dir, "threejs_positions.mjs", str(path), "--times", "0")
+    yup = np.asarray(drawn["meshes"][0]["positions"][0])
+    three = np.column_stack([yup[:, 0], -yup[:, 2], yup[:, 1]])
+    (prim,) = skinned_primitives(doc)
+    match = _match_vertices(prim.positions, verts)
+    evaluated = mesh.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    blender = np.array([v.co[:] for v in evaluated.vertices])[match]
+    truth = np.linalg.norm(three - blender, axis=1)
+    size = float(np.ptp(verts, axis=0).max())
+    assert truth.max() > 0.05 * size  # not vacuous: the control bone moves them in three.js
+    moved = set(match[truth > 1e-5 * size].tolist())
+    assert moved <= set(upper.tolist())
+    out = tmp_path / "report.json"
+    code, _stdout, stderr = run_main("audit", blend, "--json", out, "--no-shape-checks", "--fail-on", "never")
+    assert code == 0, stderr[-3000:]
+    (entry,) = strict_report(out)["files"][0]["meshes"]
+    current = entry["metrics"]["engine_divergence_by_pose"]["current"]
+    assert abs(current - float(truth.max())) < THREEJS_MATCH_RELATIVE * size, (current, float(truth.max()))
+    (finding,) = [f for f in entry["findings"] if f["code"] == "engine-divergence"]
+    assert finding["details"]["non_deform_groups"] == ["Ctrl"]
+    assert "Deform off" in finding["message"] and "Ctrl" in finding["message"]

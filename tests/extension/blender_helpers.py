@@ -193,3 +193,23 @@ def draw(panel_name: str, context=None) -> LayoutRecorder:
     stand_in = type("PanelStandIn", (), {"layout": layout})()
     panel.draw(stand_in, context)
     return layout
+
+
+def draw_finding_popup(mesh_index: int, rig_index: int, finding_index: int, context=None) -> LayoutRecorder:
+    """Run the finding-text popup's ``draw()`` (what its text button opens) against a recorder."""
+    layout = LayoutRecorder()
+    stand_in = type("PopupStandIn", (), {"layout": layout, "mesh_index": mesh_index, "rig_index": rig_index,
+                                         "finding_index": finding_index})()
+    bpy.types.SKIN_AUDIT_OT_finding_text.draw(stand_in, context or bpy.context)
+    return layout
+
+
+def popup_operators(panel: LayoutRecorder, idname: str) -> list[dict]:
+    """The ``idname`` buttons of every finding's popup opened from ``panel``: their properties."""
+    found = []
+    for item in panel.of("operator"):
+        if item["idname"] == "skin_audit.finding_text":
+            p = item["props"]
+            popup = draw_finding_popup(p["mesh_index"], p["rig_index"], p["finding_index"])
+            found += [i["props"] for i in popup.of("operator") if i["idname"] == idname]
+    return found

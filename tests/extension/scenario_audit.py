@@ -149,11 +149,18 @@ def check_results_are_kept_for_the_panel() -> None:
 def check_findings_panel_draws_the_results() -> None:
     """Findings: severity icons, counts, a select button per target, heatmap and export."""
     assert bpy.types.SKIN_AUDIT_PT_findings.poll(bpy.context)
-    panel = draw("SKIN_AUDIT_PT_findings")
+    settings().show_notes = True
+    try:
+        panel = draw("SKIN_AUDIT_PT_findings")
+    finally:
+        settings().show_notes = False
     labels = {i["text"]: i["icon"] for i in panel.of("label")}
-    assert labels["unweighted-vertices (1)"] == "CANCEL", labels
-    assert labels["weights-not-normalized (1)"] == "ERROR", labels
-    assert labels["deform-bone-without-weights (1)"] == "INFO", labels
+    assert labels["1 unweighted"] == "CANCEL", labels
+    group = next(text for text in labels if text.startswith("2 group, no bone"))
+    assert labels[group] == "ERROR", labels  # a WARNING's icon
+    # INFO: the default engine target (threejs through Blender's glTF exporter) divides by the sum too.
+    assert labels["1 not normalised"] == "INFO", labels
+    assert labels["1 bone, no weight: Extra"] == "INFO", labels
     selects = [(i["props"]["finding_index"], i["props"]["target"]) for i in panel.of("operator")
                if i["idname"] == "skin_audit.select_finding"]
     assert (_finding("unweighted-vertices")[0], "VERTICES") in selects, selects
@@ -163,7 +170,53 @@ def check_findings_panel_draws_the_results() -> None:
     assert "skin_audit.show_heatmap" in panel.operators()
     assert "skin_audit.export_report" in panel.operators()
     main = draw("SKIN_AUDIT_PT_main")
-    assert main.has_text("Last audit:"), main.texts()
+    counts = _result().counts()
+    assert main.has_text(f"{counts['ERROR']} error"), main.texts()
+
+
+def check_findings_are_one_short_line_each_worst_first_notes_folded() -> None:
+    """Each finding is one line of at most 27 characters; errors, then warnings; INFO behind a toggle;
+    every finding has a button showing its full text."""
+    panel = draw("SKIN_AUDIT_PT_findings")
+    findings = _result().findings
+    rows = [i for i in panel.of("label") if i["icon"] in ("CANCEL", "ERROR", "INFO") and i["path"][-1] == "row"]
+    assert len(rows) == sum(f.severity != "INFO" for f in findings), [r["text"] for r in rows]
+    assert all(len(r["text"]) <= 27 for r in rows), [r["text"] for r in rows]
+    assert not any(f.message in t for f in findings for t in panel.texts()), "full text is on demand only"
+    toggle = [i for i in panel.of("prop") if i["property"] == "show_notes"]
+    notes = sum(f.severity == "INFO" for f in findings)
+    assert toggle and toggle[0]["text"] == f"Show {notes} notes (INFO)", toggle
+    texts = [i["props"] for i in panel.of("operator") if i["idname"] == "skin_audit.finding_text"]
+    assert len(texts) == len(rows), texts
+    rank = {"ERROR": 0, "WARNING": 1, "INFO": 2}
+    mesh_order = [rank[_result().meshes[0].findings[p["finding_index"]].severity] for p in texts
+                  if p["mesh_index"] == 0]
+    assert len(mesh_order) > 1 and mesh_order == sorted(mesh_order), mesh_order
+    make = submodule("core.findings").Finding
+    mixed = [make(code=f"c{i}", severity=s, message="m") for i, s in enumerate(("INFO", "WARNING", "ERROR", "WARNING"))]
+    assert [i for i, _f in submodule("ui.panels").worst_first(mixed)] == [2, 1, 3, 0]
+
+
+def check_finding_popup_has_the_whole_text_and_every_button_named() -> None:
+    """The text button's popup: the whole message, then Select Vertices and Fix with their names."""
+    from blender_helpers import draw_finding_popup
+
+    index, finding = _finding("weights-not-normalized")
+    layout = draw_finding_popup(0, -1, index)
+    words = " ".join(t.strip() for t in layout.texts())
+    assert " ".join(finding.message.split()) in " ".join(words.split()), words
+    named = {(i["idname"], i["text"]) for i in layout.of("operator")}
+    assert ("skin_audit.select_finding", "Select Vertices") in named, named
+    assert ("skin_audit.fix_finding", "Fix weights-not-normalized") in named, named
+    assert "Fix: scale the unlocked deform weights" in words, words
+
+
+def check_finding_text_reports_the_whole_message() -> None:
+    """The text button writes the finding's whole message to the Info log (popup in a window)."""
+    index, finding = _finding("unweighted-vertices")
+    assert bpy.ops.skin_audit.finding_text(mesh_index=0, finding_index=index) == {"FINISHED"}
+    assert bpy.types.SKIN_AUDIT_OT_finding_text.description(bpy.context, type(
+        "P", (), {"mesh_index": 0, "rig_index": -1, "finding_index": index})()) == finding.message
 
 
 def check_findings_belong_to_their_scene() -> None:

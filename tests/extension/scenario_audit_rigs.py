@@ -84,14 +84,18 @@ def check_one_rig_entry_holds_the_armature_findings_once() -> None:
 
 
 def check_panel_draws_the_rig_box_above_the_meshes() -> None:
-    panel = draw("SKIN_AUDIT_PT_findings")
+    bpy.context.scene.skin_audit.show_notes = True
+    try:
+        panel = draw("SKIN_AUDIT_PT_findings")
+    finally:
+        bpy.context.scene.skin_audit.show_notes = False
     labels = panel.of("label")
     texts = [i["text"] for i in labels]
     rig_at = next(k for k, i in enumerate(labels) if i["text"] == "Split" and i["icon"] == "ARMATURE_DATA")
-    first_mesh = min(k for k, i in enumerate(labels) if i["icon"] == "MESH_DATA" and "vertices)" in i["text"])
+    first_mesh = min(k for k, i in enumerate(labels) if i["icon"] == "MESH_DATA" and "verts)" in i["text"])
     assert rig_at < first_mesh, texts
     index, finding = _rig_finding("deform-bone-without-weights")
-    label = f"deform-bone-without-weights ({finding.count})"
+    label = f"{finding.count} bone, no weight: Extra"
     assert texts.count(label) == 1, texts  # once, on the rig, not per mesh
     assert {i["text"]: i["icon"] for i in labels}[label] == "INFO"
     assert panel.has_text("Arm.L") and panel.has_text("Arm.R"), texts

@@ -88,7 +88,7 @@ def check_preview_needs_a_skinned_mesh_in_object_mode() -> None:
 def check_audit_panel_draws_the_choice_and_buttons() -> None:
     panel = draw("SKIN_AUDIT_PT_audit")
     assert "skin_audit.preview_engine" in panel.operators(), panel.operators()
-    assert "skin_audit.remove_engine_preview" in panel.operators()
+    assert "skin_audit.remove_engine_preview" not in panel.operators(), "nothing to remove yet"
     assert any(i.get("property") == "target" for i in panel.of("prop")), panel.of("prop")
 
 
@@ -151,6 +151,7 @@ def check_preview_replaces_the_earlier_one() -> None:
 def check_remove_preview_deletes_object_and_mesh() -> None:
     (copy,) = _previews()
     name = copy.name
+    assert "skin_audit.remove_engine_preview" in draw("SKIN_AUDIT_PT_audit").operators()
     assert bpy.ops.skin_audit.remove_engine_preview() == {"FINISHED"}
     assert not _previews()
     assert name not in bpy.data.objects and name not in bpy.data.meshes

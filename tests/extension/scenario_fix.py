@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bpy
 import numpy as np
-from blender_helpers import draw, empty_scene, install, poll_message, submodule
+from blender_helpers import draw, empty_scene, install, poll_message, popup_operators, submodule
 
 
 def _rig():
@@ -57,7 +57,7 @@ def check_fix_needs_an_audit() -> None:
 
 
 def check_fix_buttons_beside_fixable_findings() -> None:
-    """Audit the planted problems: a Fix button beside each fixable finding, none beside the others."""
+    """Audit the planted problems: a Fix button in each fixable finding's popup, none in the others'."""
     rig = _rig()
     groups = rig.mesh.vertex_groups
     groups["Root"].add([0], 0.5, "REPLACE")
@@ -69,8 +69,14 @@ def check_fix_buttons_beside_fixable_findings() -> None:
     bpy.ops.object.mode_set(mode="OBJECT")
     _activate(rig.mesh)
     assert bpy.ops.skin_audit.run_audit() == {"FINISHED"}
-    panel = draw("SKIN_AUDIT_PT_findings")
-    fixes = [i["props"] for i in panel.of("operator") if i["idname"] == "skin_audit.fix_finding"]
+    bpy.context.scene.skin_audit.show_notes = True  # the rig's findings here are notes
+    try:
+        panel = draw("SKIN_AUDIT_PT_findings")
+    finally:
+        bpy.context.scene.skin_audit.show_notes = False
+    # Fix buttons are in each finding's popup, with what they do as their text.
+    assert not [i for i in panel.of("operator") if i["idname"] == "skin_audit.fix_finding"]
+    fixes = popup_operators(panel, "skin_audit.fix_finding")
     findings = _result().meshes[0].findings
     mesh_fixes = {p["finding_index"] for p in fixes if p.get("mesh_index", -1) == 0}
     assert _index(findings, "weights-not-normalized") in mesh_fixes, fixes

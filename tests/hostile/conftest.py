@@ -70,3 +70,34 @@ def files_by_name(report: dict) -> dict[str, dict]:
 
 def mesh_findings(file_entry: dict) -> list[dict]:
     return [x for m in file_entry["meshes"] for x in m["findings"]]
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs mounted for the test (root only; skipped elsewhere), unmounted after it."""
+    import subprocess
+
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True,
+                          timeout=30, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"a small tmpfs needs root: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30, check=False)
+
+
+def fill_disk(folder: Path) -> None:
+    """Write a filler file in ``folder`` until its file system has no byte left."""
+    import errno
+
+    with open(folder / "filler", "wb", buffering=0) as handle:
+        for size in (65536, 4096, 512, 64, 1):  # down to the last partial page
+            for _ in range(1 << 16):  # bounded: the disk is 1 MiB
+                try:
+                    handle.write(b"\0" * size)
+                except OSError as exc:
+                    assert exc.errno == errno.ENOSPC, exc
+                    break

@@ -80,3 +80,43 @@ def random_body_fbx(path: Path, size: int = 3000, seed: int = 1) -> Path:
     header = b"Kaydara FBX Binary  \x00\x1a\x00" + struct.pack("<I", 7400)
     path.write_bytes(header + rng.integers(0, 256, size - len(header), dtype=np.uint8).tobytes())
     return path
+
+
+def skinned_grid_glb(path: Path, side: int, off: int = 3) -> Path:
+    """A ``side`` x ``side`` grid (1 x 2 units) on the quad's two joints as a binary .glb; the first
+    ``off`` vertices weigh 0.4 + 0.4 (a weights-not-normalized finding for ``fix`` to repair)."""
+    u, v = np.meshgrid(np.linspace(-0.5, 0.5, side), np.linspace(0.0, 2.0, side))
+    positions = np.stack([u.ravel(), v.ravel(), np.zeros(side * side)], axis=1).astype(np.float32)
+    k = np.arange(side - 1)
+    a = (k[:, None] * side + k[None, :]).ravel()
+    quads = np.stack([a, a + 1, a + side + 1, a, a + side + 1, a + side], axis=1)
+    indices = quads.astype(np.uint32).ravel()
+    child = np.clip(positions[:, 1] / 2.0, 0.0, 1.0)
+    weights = np.zeros((len(positions), 4), dtype=np.float32)
+    weights[:, 0], weights[:, 1] = 1.0 - child, child
+    weights[:off, :2] = 0.4
+    joints = np.tile(np.array([0, 1, 0, 0], dtype=np.uint16), (len(positions), 1))
+    ibm = np.stack([np.eye(4), np.eye(4)])
+    ibm[1, 1, 3] = -1.0
+    doc: dict = {"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0, 1]}],
+                 "bufferViews": [], "accessors": []}
+    blob = bytearray()
+    pos = _accessor(doc, blob, positions, "VEC3", 5126, with_bounds=True)
+    idx = _accessor(doc, blob, indices, "SCALAR", 5125)
+    jnt = _accessor(doc, blob, joints, "VEC4", 5123)
+    wts = _accessor(doc, blob, weights, "VEC4", 5126)
+    inv = _accessor(doc, blob, ibm.astype(np.float32).transpose(0, 2, 1).reshape(-1, 16), "MAT4", 5126)
+    doc["meshes"] = [{"primitives": [{"attributes": {"POSITION": pos, "JOINTS_0": jnt, "WEIGHTS_0": wts},
+                                      "indices": idx}]}]
+    doc["nodes"] = [{"name": "Grid", "mesh": 0, "skin": 0},
+                    {"name": "Root", "children": [2]},
+                    {"name": "Tip", "translation": [0.0, 1.0, 0.0]}]
+    doc["skins"] = [{"joints": [1, 2], "inverseBindMatrices": inv}]
+    while len(blob) % 4:
+        blob.append(0)
+    doc["buffers"] = [{"byteLength": len(blob)}]
+    text = json.dumps(doc).encode()
+    text += b" " * (-len(text) % 4)
+    body = struct.pack("<I4s", len(text), b"JSON") + text + struct.pack("<I4s", len(blob), b"BIN\0") + bytes(blob)
+    path.write_bytes(b"glTF" + struct.pack("<II", 2, 12 + len(body)) + body)
+    return path

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from skin_audit.core.findings import Finding
-from skin_audit.core.reports.html import MeshPicture, html_page
+from skin_audit.core.reports.html import CSP, MeshPicture, html_page
 
 Image = pytest.importorskip("PIL.Image")  # dev dependency (requirements-dev.txt)
 
@@ -101,3 +101,35 @@ def test_the_console_check_has_teeth(tmp_path):
     page.write_text(bad, encoding="utf-8")
     _, console = shoot(page, tmp_path, "600,400")
     assert any("Content Security Policy" in line for line in console)
+
+
+def test_shared_grey_drawing_and_overlay_look_like_drawing_every_triangle(tmp_path):
+    """A picture that takes the grey mesh from the page's shared drawing (``<use>``) and paints only
+    the finding's triangles and what covers them looks like the picture drawn whole, in the
+    browser: the same pixels, but for antialiased edges drawn twice."""
+    from skin_audit.core.reports.html import base_svg, heatmap_svg
+
+    pos, tri = cylinder(rings=33, segments=48)  # 3072 triangles: clustered to 2000, then shared
+    picture = MeshPicture(pos, tri)
+    values = np.full(len(pos), np.nan)
+    hit = np.flatnonzero((pos[:, 2] > 0.7) & (pos[:, 2] < 1.3) & (pos[:, 0] > -0.2))  # a band, half way round
+    values[hit] = pos[hit, 2]
+    shared = heatmap_svg(picture, values, base_id="m0")
+    whole = heatmap_svg(picture, values)
+    assert len(shared) < 0.6 * len(whole)  # the point of sharing
+    head = f'<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="{CSP}"></head>' \
+           '<body style="margin:0">'
+    defs = ('<svg xmlns="http://www.w3.org/2000/svg" width="0" height="0" style="position:absolute">'
+            f"<defs>{base_svg(picture, 'm0')}</defs></svg>")
+    shots = []
+    for name, body in (("shared", shared + defs), ("whole", whole)):
+        page = tmp_path / f"{name}.html"
+        page.write_text(head + body + "</body></html>", encoding="utf-8")
+        pixels, console = shoot(page, tmp_path, "600,340")
+        assert console == []
+        shots.append(pixels.astype(int))
+    shared_px, whole_px = shots
+    coloured = (np.abs(whole_px - whole_px.mean(axis=2, keepdims=True)) > 40).any(axis=2)
+    assert coloured.sum() > 2000  # the band is drawn, in colour
+    differ = (np.abs(shared_px - whole_px) > 48).any(axis=2)
+    assert differ.mean() < 0.01, differ.sum()

@@ -167,7 +167,8 @@ def _group_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, settin
     cells = int((before[vg.index] != 0).sum())
     if settings.group_action == "remove":
         obj.vertex_groups.remove(vg)
-        return f"removed group '{name}' ({cells} weights)", cells
+        # The group itself is a change even when it weighs nothing (a fix that changed nothing writes nothing).
+        return f"removed group '{name}' ({cells} weights)", max(cells, 1)
     if settings.group_action != "merge":
         raise InputError(f"group action must be 'remove' or 'merge', got {settings.group_action!r}")
     arm = bpy.data.objects[audit.armature]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import Any
 
 import bpy
 import numpy as np
@@ -136,6 +137,53 @@ def parent_deforms(obj: bpy.types.Object, arm: bpy.types.Object) -> bool:
     return obj.parent == arm and obj.parent_type == "ARMATURE"
 
 
+#: The name the audit gives Blender's hidden Armature modifier of parent type Armature.
+PARENT_MODIFIER_NAME = "parent type Armature"
+
+
+@dataclass(frozen=True)
+class ParentModifier:
+    """Blender's hidden Armature modifier of a mesh parented to its armature with parent type
+    Armature (``BKE_modifiers_get_virtual_modifierlist``), read like an ``ArmatureModifier``.
+
+    It runs after the shape keys and before every modifier of the stack, with the armature data's
+    deform flags: vertex groups and envelopes (``ARM_DEF_VGROUP | ARM_DEF_ENVELOPE``, the default
+    of every armature, not exposed to Python; measured: a vertex without a deform group moves by
+    the envelopes), no mask, no Preserve Volume, no Multi Modifier.
+    """
+
+    object: Any  # the parent armature (bpy.types.Object)
+    name: str = PARENT_MODIFIER_NAME
+    type: str = "ARMATURE"
+    show_viewport: bool = True
+    use_vertex_groups: bool = True
+    use_bone_envelopes: bool = True
+    use_deform_preserve_volume: bool = False
+    use_multi_modifier: bool = False
+    vertex_group: str = ""
+    invert_vertex_group: bool = False
+
+
+def modifier_position(obj: bpy.types.Object, mod: Any) -> int:
+    """Index of ``mod`` in ``obj``'s stack; -1 for the hidden modifier of parent type Armature
+    (it runs before the whole stack)."""
+    if isinstance(mod, ParentModifier):
+        return -1
+    return list(obj.modifiers).index(mod)
+
+
+def modifier_input_copy(copy: bpy.types.Object, position: int) -> None:
+    """Make a sandbox copy evaluate the input of the modifier at ``position``: the stack before it
+    only (for parent type Armature, -1: no modifier, and the parenting made Object, which keeps the
+    world matrix and drops the deformation)."""
+    if position < 0:
+        trim_after(copy, -1, None)
+        if copy.parent is not None and copy.parent_type == "ARMATURE":
+            copy.parent_type = "OBJECT"
+        return
+    trim_after(copy, position - 1, None)
+
+
 def follow_copy(copy: bpy.types.Object, obj: bpy.types.Object, arm: bpy.types.Object,
                 arm_copy: bpy.types.Object) -> None:
     """A sandbox copy of ``obj`` that ``arm_copy`` (a copy of ``arm``, the same object transform)
@@ -185,17 +233,18 @@ def _evaluate_in(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureMod
                  has_after: bool, hidden: bool, measure_drift: bool, scratch: np.ndarray | None) -> _Evaluated:
     """``_evaluate_on_copies`` in ``box``."""
     arm = mod.object
-    position = list(obj.modifiers).index(mod)
+    position = modifier_position(obj, mod)
     found = _Evaluated()
     if hidden:
         # A rig the view layer does not evaluate (hidden, excluded collection): visible copies.
         arm_shown = box.copy_object(arm)
         shown = box.copy_object(obj)
         trim_after(shown, position, arm_shown)
+        follow_copy(shown, obj, arm, arm_shown)
     if needs_input:
         # The modifier's input: the stack evaluated up to (not including) it.
         copy = box.copy_object(obj)
-        trim_after(copy, position - 1, None)
+        modifier_input_copy(copy, position)
     if has_after and not hidden:
         out_copy = box.copy_object(obj)
         trim_after(out_copy, position, None)
@@ -281,8 +330,8 @@ def extract(
     mods = list(obj.modifiers)
     others = {m.object for m in mods if m.type == "ARMATURE" and m is not mod and m.object is not None
               and m.object.type == "ARMATURE" and m.object != arm}
-    position = mods.index(mod)
-    before = tuple(m.name for m in mods[:position] if m.show_viewport)
+    position = modifier_position(obj, mod)
+    before = tuple(m.name for m in mods[:max(position, 0)] if m.show_viewport)
     after = [m for m in mods[position + 1:] if m.show_viewport]
     obj_eval = obj.evaluated_get(depsgraph)
     arm_eval = arm.evaluated_get(depsgraph)
@@ -328,5 +377,6 @@ def extract(
         modifiers_before=before,
         unsupported=tuple(unsupported),
         shown_at_rest=arm.data.pose_position != "POSE",
-        parent_deforms=parent_deforms(obj, arm),
+        # (the hidden modifier of parent type Armature audited as the modifier deforms once)
+        parent_deforms=parent_deforms(obj, arm) and not isinstance(mod, ParentModifier),
     )

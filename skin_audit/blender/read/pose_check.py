@@ -18,7 +18,7 @@ from ...core.audit.pose_sweep import SweepPose
 from ...core.audit.shape_checks import SpotChecker, SpotSample
 from ..sandbox import Sandbox, sandbox
 from .arrays import stored_positions
-from .extract import follow_copy, set_rest_channels, trim_after
+from .extract import follow_copy, modifier_position, set_rest_channels, trim_after
 
 
 def _axis_quaternion(axis: str, degrees: float) -> tuple[float, float, float, float]:
@@ -88,11 +88,12 @@ def _spot_copies(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureMod
         for con in pb.constraints:
             con.mute = True
     mesh = box.copy_object(obj)
-    position = list(obj.modifiers).index(mod)
+    position = modifier_position(obj, mod)
     trim_after(mesh, position, None)
     # Only this modifier takes the test pose: an Armature modifier before it (even on the
     # same armature) made the recomputation's input at the user's pose, and must again.
-    mesh.modifiers[position].object = arm
+    if position >= 0:
+        mesh.modifiers[position].object = arm
     follow_copy(mesh, obj, mod.object, arm)
     return arm, mesh, position
 
@@ -136,7 +137,7 @@ def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, box: Sa
         ready = (box, arm, mesh)
         # With an earlier Armature modifier the bind pose needs every one at rest; these copies
         # retarget ``mod`` alone, so the extraction then makes copies of its own.
-        if not any(m.type == "ARMATURE" for m in list(obj.modifiers)[:position]):
+        if not any(m.type == "ARMATURE" for m in list(obj.modifiers)[:max(position, 0)]):
             box.rest_views[(obj.name, mod.name)] = (arm, mesh)
 
     def check(poses: Sequence[SweepPose], sample: SpotSample | None = None) -> list[np.ndarray]:
@@ -149,7 +150,10 @@ def spot_checker(obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, box: Sa
                 if sample.vertex_count < EXACT_FLOAT_INDEX:
                     cut = mesh.modifiers.new("__skin_audit_sample", "NODES")
                     cut.node_group = _keep_sample(own, sample)
-                    mesh.modifiers.move(len(mesh.modifiers) - 1, position)
+                    # (after the hidden modifier of parent type Armature, which runs first: each
+                    # kept vertex is deformed as in the whole mesh all the same)
+                    if position >= 0:
+                        mesh.modifiers.move(len(mesh.modifiers) - 1, position)
                 else:
                     take = sample.indices()
             return _evaluate_poses(own, arm, mesh, names, poses, take)

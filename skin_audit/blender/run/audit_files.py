@@ -5,6 +5,7 @@ glTF and FBX imported into an empty scene.  Nothing is ever saved."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from ...core.audit.options import AuditOptions
 from ...core.audit.report import AuditReport, FileAudit
 from ...core.errors import InputError, SkinAuditError
 from ...core.input_guard import INPUT_SUFFIXES
+from ..id_names import repair_names
 from ..session import reset_to_empty_scene
 from .audit_scene import audit_rigs, missing_modifiers, skinned_meshes
 from .gltf_file import gltf_audit, set_audited_frame
@@ -61,8 +63,9 @@ def importer_output_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def load(path: Path) -> None:
-    """Replace the session's data with ``path`` (scripts and Python drivers never run)."""
+def load(path: Path) -> list[tuple[str, str]]:
+    """Replace the session's data with ``path`` (scripts and Python drivers never run); return the
+    (new name, kind) of what was renamed because its name was not valid UTF-8."""
     suffix = path.suffix.lower()
     if not os.access(path, os.R_OK):
         raise InputError(f"{path}: not readable")
@@ -78,8 +81,21 @@ def load(path: Path) -> None:
                 reset_to_empty_scene()
                 bpy.ops.import_scene.fbx(filepath=str(path))
     except RuntimeError as exc:
+        missing = _UNSUPPORTED_EXTENSION.search(str(exc)) if suffix in (".glb", ".gltf") else None
+        if missing is not None:
+            raise InputError(
+                f"{path}: cannot be read: it requires {missing.group(1)}, which Blender's glTF importer does not "
+                "decode (it decodes KHR_draco_mesh_compression, not meshopt), so there is nothing to audit; "
+                "export it without mesh compression to audit it"
+            ) from exc
         raise read_error(path, exc) from exc
     check_after_load(path)
+    # Names that are not valid UTF-8 cannot be read through bpy: the loaded data takes them escaped.
+    return repair_names() if suffix == ".blend" else []
+
+
+#: Blender's glTF importer refusing a required extension (io_scene_gltf2 io/imp/gltf2_io_gltf.py, ``checks``).
+_UNSUPPORTED_EXTENSION = re.compile(r"Extension (\S+) is not available on this addon version")
 
 def leave_edit_modes() -> None:
     """Bring objects a file was saved in Edit Mode back to Object Mode (the file is never saved).

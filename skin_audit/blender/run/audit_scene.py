@@ -13,22 +13,27 @@ import bpy
 from ...core.audit.mesh_audit import audit_character
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import MeshAudit
-from ...core.audit.rig_audit import MissingModifier, RigAudit
+from ...core.audit.rig_audit import MissingModifier, RigAudit, RigidPart
 from ...core.audit.shape_checks import SPOT_CHECK_VERTICES, SpotChecker
 from ...core.audit.skinned_mesh import SkinnedMesh
 from ...core.errors import InputError
-from ..read.extract import extract
+from ..read.extract import ParentModifier, extract
 from ..read.pose_check import spot_checker
 from ..read.weights import group_weights
 from ..sandbox import sandbox
 
 
-def armature_modifiers(obj: bpy.types.Object) -> list[bpy.types.ArmatureModifier]:
-    """The object's Armature modifiers that deform it in the viewport and have an armature set."""
+def armature_modifiers(obj: bpy.types.Object) -> list[Any]:
+    """The object's Armature modifiers that deform it in the viewport and have an armature set;
+    without one, a mesh parented to an armature with parent type Armature has Blender's hidden
+    modifier (a :class:`ParentModifier`), which deforms it all the same."""
     if obj.type != "MESH":
         return []
-    return [m for m in obj.modifiers
-            if m.type == "ARMATURE" and m.show_viewport and m.object is not None and m.object.type == "ARMATURE"]
+    mods: list[Any] = [m for m in obj.modifiers if m.type == "ARMATURE" and m.show_viewport and m.object is not None
+                       and m.object.type == "ARMATURE"]
+    if not mods and obj.parent is not None and obj.parent.type == "ARMATURE" and obj.parent_type == "ARMATURE":
+        mods.append(ParentModifier(obj.parent))
+    return mods
 
 
 def skinned_meshes(objects: Iterable[bpy.types.Object]) -> list[bpy.types.Object]:
@@ -69,24 +74,53 @@ def _tied_armature(obj: bpy.types.Object, armatures: list[bpy.types.Object]) -> 
     return None, ""
 
 
+def _skinned_users() -> dict[int, str]:
+    """Per mesh datablock (its pointer), an object of the file that an Armature modifier deforms with it."""
+    out: dict[int, str] = {}
+    for o in bpy.data.objects:
+        if o.type == "MESH" and o.data is not None and armature_modifiers(o):
+            out.setdefault(o.data.as_pointer(), o.name)
+    return out
+
+
 def missing_modifiers(objects: Iterable[bpy.types.Object]) -> dict[str, list[MissingModifier]]:
     """Per armature name, the meshes among ``objects`` tied to it (parented to it, a disabled
     Armature modifier, or vertex groups named after its bones) that no enabled Armature
-    modifier deforms.  A mesh parented to a bone is rigid by design and left out."""
+    modifier deforms.  A mesh parented to a bone is rigid by design and left out (a rigid part,
+    :func:`rigid_parts`); an unparented one sharing its mesh data with a skinned object is a
+    static instance of it (``instance_of``): vertex groups live on the mesh data, so it has the
+    skinned object's groups without being meant to bend."""
     objects = list(objects)
     armatures = [o for o in objects if o.type == "ARMATURE"]
     out: dict[str, list[MissingModifier]] = {}
+    users: dict[int, str] | None = None
     for obj in objects:
         if obj.type != "MESH" or armature_modifiers(obj):
             continue
         arm, why = _tied_armature(obj, armatures)
         if arm is None:
             continue
+        if users is None:
+            users = _skinned_users()
+        instance_of = users.get(obj.data.as_pointer(), "") if obj.parent is None else ""
+        if instance_of and not why.startswith("has vertex groups"):
+            instance_of = ""  # a disabled modifier says what is wrong: it was meant to bend
         weights = group_weights(obj) if obj.vertex_groups else None
         deform = {b.name for b in arm.data.bones if b.use_deform}
         weighted = tuple(g.name for g in obj.vertex_groups
                          if g.name in deform and weights is not None and bool((weights[g.index] > 0).any()))
-        out.setdefault(arm.name, []).append(MissingModifier(obj.name, why, weighted))
+        out.setdefault(arm.name, []).append(MissingModifier(obj.name, why, weighted, instance_of))
+    return out
+
+
+def rigid_parts(arm: bpy.types.Object, scene: bpy.types.Scene) -> list[RigidPart]:
+    """The meshes of ``scene`` parented to a bone of ``arm`` (parent type Bone) that no Armature
+    modifier deforms: rigid parts the bone carries."""
+    out = []
+    for child in arm.children:
+        if (child.type == "MESH" and child.parent_type == "BONE" and child.parent_bone in arm.data.bones
+                and child.name in scene.objects and not armature_modifiers(child)):
+            out.append(RigidPart(child.name, child.parent_bone, len(child.data.vertices)))
     return out
 
 
@@ -159,10 +193,13 @@ def audit_rigs(
             box = boxes.enter_context(sandbox()) if shared else None
             checker = spot_checker(obj, mod, box)
             extracted.setdefault(mod.object.name, []).append((k, extract(obj, mod, depsgraph, box=box), checker))
+        armature_objects = {m.object.name: m.object for _, m in pairs}
         for armature in [*extracted, *(a for a in missing if a not in extracted)]:
             parts = extracted.get(armature, [])
+            arm_obj = armature_objects.get(armature) or bpy.data.objects.get(armature)
+            rigid = rigid_parts(arm_obj, context.scene) if arm_obj is not None else []
             rig, audits = audit_character(armature, [m for _, m, _ in parts], options, [c for _, _, c in parts],
-                                          missing.get(armature, ()))
+                                          missing.get(armature, ()), rigid)
             if options.animation is not None and parts:
                 rig, audits = _with_animation(armature, rig, audits, [(*pairs[k], m) for k, m, _ in parts], options)
             rigs.append(rig)

@@ -10,26 +10,30 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from ...core.audit.engine_target import audit_target
+from ...core.audit.engine_target import audit_target, judge_unnormalised
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import MeshAudit
 from ...core.audit.rig_audit import RigAudit
 from ...core.engines.divergence import divergence_by_pose, divergence_finding
 from ...core.engines.gltf_audit import (
     ImportedMesh,
+    compressed_reason,
     drop_vanished,
     file_divergence,
     importer_changes,
     match_node,
+    paired_size,
     place_file_findings,
     target_file_findings,
     unmatched_finding,
+    unskinned_finding,
 )
 from ...core.engines.gltf_path import gltf_engine_positions
+from ...core.engines.targets import Target
 from ...core.errors import InputError
 from ...core.gltf.animation import find_animation
 from ...core.gltf.checks import file_checks
-from ...core.gltf.document import GltfDocument, load_gltf
+from ...core.gltf.document import GltfCompressedError, GltfDocument, load_gltf
 from ...core.gltf.skin import skinned_primitives
 from ..read.weights import group_weights
 
@@ -69,7 +73,23 @@ def _imported(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Imported
     mw = np.array(ev_obj.matrix_world, dtype=np.float64)
     world = co.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
     return ImportedMesh(obj.name, rest.reshape(-1, 3), world, tuple(g.name for g in obj.vertex_groups),
-                        group_weights(obj))
+                        group_weights(obj), _triangles(obj.data))
+
+
+def _triangles(mesh: bpy.types.Mesh) -> np.ndarray:
+    """(F, 3) vertex indices of the mesh's triangles (the glTF importer writes only triangles;
+    any other polygon, from an edit, gives a face the file's triangles cannot match)."""
+    loops = np.zeros(len(mesh.loops), dtype=np.int64)
+    mesh.loops.foreach_get("vertex_index", loops)
+    totals = np.zeros(len(mesh.polygons), dtype=np.int64)
+    mesh.polygons.foreach_get("loop_total", totals)
+    starts = np.zeros(len(mesh.polygons), dtype=np.int64)
+    mesh.polygons.foreach_get("loop_start", starts)
+    tri = starts[totals == 3]
+    faces = np.stack([loops[tri], loops[tri + 1], loops[tri + 2]], axis=1) if len(tri) else np.zeros((0, 3), np.int64)
+    if (totals != 3).any():  # a polygon the file has no triangle for: never equal to the file's faces
+        faces = np.concatenate([faces, np.full((1, 3), -1, dtype=np.int64)])
+    return faces
 
 
 def gltf_audit(path: Path, options: AuditOptions, rigs: tuple[RigAudit, ...], meshes: tuple[MeshAudit, ...]
@@ -81,8 +101,12 @@ def gltf_audit(path: Path, options: AuditOptions, rigs: tuple[RigAudit, ...], me
     (the stress poses are not in the file).  File-wide findings (animation keyframes) go on the
     file's first rig entry.
     """
-    doc = load_gltf(path)
     target = audit_target(options)
+    try:
+        doc = load_gltf(path)
+    except GltfCompressedError as exc:
+        return rigs, tuple(_not_compared(audit, compressed_reason(exc.extensions), target)
+                           for audit in meshes)
     scene = bpy.context.scene
     time = scene.frame_current / scene_fps(scene) if doc.items("animations") else None
     engine = gltf_engine_positions(doc, target, options.clip, time)
@@ -107,21 +131,27 @@ def gltf_audit(path: Path, options: AuditOptions, rigs: tuple[RigAudit, ...], me
         measures = dict(audit.measures)
         d = file_divergence(match, engine, imported)
         if d is None:
-            found.append(unmatched_finding(imported, match, target))
+            found.append(unmatched_finding(imported.object, match.why, target))
             metrics.update(max_engine_divergence=None, engine_divergence_by_pose={})
             measures.pop("engine_divergence", None)
+            kept = judge_unnormalised(kept, target, None, 1.0, 0.0, 1.0, from_blend=False)
         else:
+            if len(match.unskinned):
+                found.append(unskinned_finding(imported.object, match, target))
             d = drop_vanished(d, found)
-            size = float(metrics.get("size") or 1.0)
+            # The file's distances are in world units: sized by the file's own rows (the bind pose).
+            size = paired_size(match)
             per_pose = {"current": d}
             metrics.update(max_engine_divergence=float(d.max(initial=0.0)),
                            engine_divergence_by_pose=divergence_by_pose(per_pose))  # type: ignore[arg-type]
             measures["engine_divergence"] = d
             finding = divergence_finding(per_pose, max(size, 1.0), options.divergence_relative, target,
-                                         "Blender (its glTF importer)")
+                                         "Blender (its glTF importer)", mesh_size=size)
             if finding is not None:
                 found.append(replace(finding, message=finding.message + "; Blender shows this file differently "
                                      "from engines", details={**finding.details, "time": time}))
+            kept = judge_unnormalised(kept, target, d, size, options.divergence_relative * max(size, 1.0), 1.0,
+                                      from_blend=False)
         metrics["gltf_time"] = time
         out.append(replace(audit, findings=tuple(kept + found), metrics=metrics, measures=measures))
     file_wide = [f for f in checks if not str(f.details.get("where", "")).startswith("node ")]
@@ -130,6 +160,17 @@ def gltf_audit(path: Path, options: AuditOptions, rigs: tuple[RigAudit, ...], me
     elif file_wide and out:
         out[0] = replace(out[0], findings=out[0].findings + tuple(file_wide))
     return rigs, tuple(out)
+
+
+def _not_compared(audit: MeshAudit, why: str, target: Target) -> MeshAudit:
+    """``audit`` of Blender's import alone: its exporter-path engine divergence (a model of
+    re-exporting the scene, not of the file) replaced by ``gltf-not-compared`` saying why."""
+    kept = judge_unnormalised([f for f in audit.findings if f.code != "engine-divergence"], target, None, 1.0, 0.0,
+                              1.0, from_blend=False)
+    metrics = {**audit.metrics, "max_engine_divergence": None, "engine_divergence_by_pose": {}}
+    measures = {k: v for k, v in audit.measures.items() if k != "engine_divergence"}
+    return replace(audit, findings=(*kept, unmatched_finding(audit.object, why, target)), metrics=metrics,
+                   measures=measures)
 
 
 def set_audited_frame(path: Path, options: AuditOptions) -> None:

@@ -7,7 +7,7 @@ import bpy
 import numpy as np
 
 from ...core.audit.report import FileAudit
-from ...core.reports.html import MeshPicture, values_from_measures
+from ...core.reports.html import MeshPicture, values_from_measures, vertices_of
 from ..read.arrays import mesh_positions, mesh_triangles
 
 
@@ -27,5 +27,6 @@ def mesh_pictures(result: FileAudit) -> dict[tuple[str, str], MeshPicture]:
         world = np.array(obj.matrix_world, dtype=np.float64)
         positions = mesh_positions(obj.data) @ world[:3, :3].T + world[:3, 3]
         out[(result.path, audit.object)] = MeshPicture(
-            positions, mesh_triangles(obj.data), values_from_measures(audit.measures))
+            positions, mesh_triangles(obj.data), values_from_measures(audit.measures),
+            finding_vertices=vertices_of(audit.findings))
     return out

@@ -5,6 +5,8 @@ button removes it.  The copy has no modifiers, so it shows the target's position
 
 from __future__ import annotations
 
+from typing import Any
+
 import bpy
 import numpy as np
 from mathutils import Matrix, Vector
@@ -12,7 +14,7 @@ from mathutils import Matrix, Vector
 from ...core.audit.engine_target import target_positions
 from ...core.engines.targets import Target
 from ...core.errors import InputError
-from ..read.extract import extract
+from ..read.extract import ParentModifier, extract
 
 #: Custom property on a preview object: the name of the mesh object it previews.
 PREVIEW_OF = "skin_audit_engine_preview_of"
@@ -42,6 +44,23 @@ def remove_previews(scene: bpy.types.Scene, of: str | None = None) -> int:
     return len(found)
 
 
+def _can_link_into(collection: bpy.types.Collection) -> bool:
+    """Objects can be added to a local collection, never to a linked or library-override one."""
+    return collection.library is None and collection.override_library is None
+
+
+def preview_collections(obj: bpy.types.Object, scene: bpy.types.Scene) -> list[bpy.types.Collection]:
+    """Where a preview of ``obj`` goes: the local collections of ``scene`` holding ``obj``, else the
+    scene's own collection (``obj`` is linked from a library or a library override)."""
+    in_scene = [scene.collection, *scene.collection.children_recursive]
+    homes = [c for c in obj.users_collection if c in in_scene and _can_link_into(c)]
+    if not homes:
+        if scene.library is not None:
+            raise InputError(f"scene '{scene.name}' is linked from a library: no preview can be added to it")
+        homes = [scene.collection]
+    return homes
+
+
 def show_engine_preview(context: bpy.types.Context, obj: bpy.types.Object, target: Target
                         ) -> tuple[bpy.types.Object, int]:
     """A copy of ``obj`` beside it, its vertices where ``target`` draws them at the current pose
@@ -49,7 +68,9 @@ def show_engine_preview(context: bpy.types.Context, obj: bpy.types.Object, targe
 
     Returns the copy and how many vertices the target draws nowhere (left at rest in the copy).
     """
-    mods = [m for m in obj.modifiers if m.type == "ARMATURE" and m.object is not None and m.show_viewport]
+    mods: list[Any] = [m for m in obj.modifiers if m.type == "ARMATURE" and m.object is not None and m.show_viewport]
+    if not mods and obj.parent is not None and obj.parent.type == "ARMATURE" and obj.parent_type == "ARMATURE":
+        mods = [ParentModifier(obj.parent)]  # Blender's hidden modifier of parent type Armature
     if obj.type != "MESH" or not mods:
         raise InputError(f"'{obj.name}' is not a mesh deformed by an Armature modifier")
     depsgraph = context.evaluated_depsgraph_get()
@@ -57,16 +78,22 @@ def show_engine_preview(context: bpy.types.Context, obj: bpy.types.Object, targe
     drawn = target_positions(skinned, target, skinned.bones.channel)
     finite = np.isfinite(drawn).all(axis=1)
     drawn = np.where(finite[:, None], drawn, skinned.rest)
+    homes = preview_collections(obj, context.scene)
     remove_previews(context.scene, obj.name)
     name = preview_name(obj.name, target)
-    copy = bpy.data.objects.new(name, obj.data.copy())
+    data = obj.data.copy()
+    copy = bpy.data.objects.new(name, data)
+    try:
+        for collection in homes:
+            collection.objects.link(copy)
+    except RuntimeError:
+        # Never leave an object no scene shows (Remove Preview could not find it).
+        bpy.data.objects.remove(copy)
+        bpy.data.meshes.remove(data)
+        raise
     copy.data.name = name
     copy[PREVIEW_OF] = obj.name
     copy[PREVIEW_TARGET] = target.name
-    for collection in obj.users_collection:
-        collection.objects.link(copy)
-    if not copy.users_collection:
-        context.scene.collection.objects.link(copy)
     if copy.data.shape_keys is not None:
         copy.shape_key_clear()  # keys would override the written positions
     copy.data.vertices.foreach_set("co", drawn.astype(np.float32).ravel())

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import bmesh
 import bpy
 import numpy as np
 
 from ...core.errors import InputError
+
+#: Blender's stored selection of edges and faces (since Blender 3.4, in generic attributes).
+SELECT_ATTRIBUTES = (".select_edge", ".select_poly")
 
 
 def _focus(context: bpy.types.Context, obj: bpy.types.Object) -> None:
@@ -48,11 +52,21 @@ def select_vertices(context: bpy.types.Context, obj: bpy.types.Object, vertices:
     mask = np.zeros(len(mesh.vertices), dtype=bool)
     mask[idx] = True
     mesh.vertices.foreach_set("select", mask)
-    mesh.edges.foreach_set("select", np.zeros(len(mesh.edges), dtype=bool))
-    mesh.polygons.foreach_set("select", np.zeros(len(mesh.polygons), dtype=bool))
+    # Edges and faces are deselected by removing their selection attributes (absent means
+    # none selected), never through ``edges.foreach_set("select", ...)``: Blender 5.0.1
+    # crashes on that for a mesh built by a script that was never in Edit Mode.
+    for name in SELECT_ATTRIBUTES:
+        attribute = mesh.attributes.get(name)
+        if attribute is not None:
+            mesh.attributes.remove(attribute)
     mesh.update()
     context.tool_settings.mesh_select_mode = (True, False, False)
     bpy.ops.object.mode_set(mode="EDIT")
+    # As a click in vertex select mode does: an edge or face is selected when all its vertices are.
+    bm = bmesh.from_edit_mesh(mesh)
+    bm.select_mode = {"VERT"}
+    bm.select_flush_mode()
+    bmesh.update_edit_mesh(mesh, loop_triangles=False, destructive=False)
     return int(mask.sum())
 
 

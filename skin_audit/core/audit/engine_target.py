@@ -3,20 +3,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
+from ..engines.divergence import distance_text
 from ..engines.targets import Target, get_target
 from ..engines.weights import PosedLayout, PreparedInfluences, deform_layout, layout_prepared, prepare_exported
+from ..findings import Finding, Severity
 from ..maths.affine import apply_affine
 from ..maths.bone_runs import BoneRuns, blend_runs, blend_runs_many, gather_points, runs_from_table
 from .armature_modifier import has_bbones
 from .options import AuditOptions
-from .skinned_mesh import SkinnedMesh
+from .skinned_mesh import InfluenceTable, SkinnedMesh
 
 F64 = NDArray[np.float64]
 
@@ -47,6 +49,10 @@ class PreparedTarget:
     joint_count: int
     #: Set when the target draws every vertex from Blender's own (bone, vertex) pairs (``offsets``).
     offsets: Offsets | None = None
+    #: Groups naming a bone with Deform off that the exporter writes as joints (Blender ignores
+    #: them), and the vertices they weigh (``exported_table``).
+    non_deform_groups: tuple[str, ...] = ()
+    non_deform_vertices: NDArray[np.intp] = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
 
     @cached_property
     def layouts(self) -> tuple[PosedLayout, ...]:
@@ -56,13 +62,66 @@ class PreparedTarget:
                      for mask, influences in self.parts)
 
 
+@dataclass(frozen=True)
+class ExportedTable:
+    """The influences Blender's glTF exporter reads when they are not Blender's deform weights."""
+
+    table: InfluenceTable
+    groups: tuple[str, ...]  # the groups naming a non-deform bone, with weights
+    vertices: NDArray[np.intp]  # (N,) the vertices those groups weigh
+
+
+def exported_table(mesh: SkinnedMesh) -> ExportedTable | None:
+    """The groups Blender's glTF exporter writes, when they differ from Blender's deform groups.
+
+    With its defaults (``export_def_bones`` off) every bone of the armature is a joint, and
+    ``primitive_extract.__get_bone_data`` keeps every vertex group named after a joint: a group
+    naming a bone whose Deform is off, which Blender's Armature modifier ignores, is exported
+    and moves its vertices in every engine.  Returns None when no such group has a weight
+    (the exporter then reads Blender's own deform table); otherwise a (V, K) table of every group
+    naming a bone, slots in group order.
+    """
+    named = mesh.group_bones()
+    deform = mesh.deform_groups()
+    rows = [g for g in range(len(named)) if named[g] >= 0]
+    extra = [g for g in rows if deform[g] < 0 and mesh.weights[g].any()]
+    if not extra:
+        return None
+    v = mesh.vertex_count
+    found = []
+    for g in rows:
+        idx = np.flatnonzero(mesh.weights[g] != 0)
+        found.append((int(named[g]), idx, mesh.weights[g][idx].astype(np.float64)))
+    count = np.zeros(v, dtype=np.intp)
+    for _, idx, _ in found:
+        count[idx] += 1
+    k = max(int(count.max(initial=0)), 1)
+    bones = np.zeros(v * k, dtype=np.intp)
+    weights = np.zeros(v * k)
+    fill = np.zeros(v, dtype=np.intp)
+    for bone, idx, w in found:
+        at = idx * k + fill[idx]
+        bones[at] = bone
+        weights[at] = w
+        fill[idx] += 1
+    touched = np.unique(np.concatenate([np.flatnonzero(mesh.weights[g] != 0) for g in extra]))
+    return ExportedTable(InfluenceTable(bones.reshape(v, k), weights.reshape(v, k)),
+                         tuple(mesh.group_names[g] for g in extra), touched.astype(np.intp))
+
+
 def prepare_target(mesh: SkinnedMesh, target: Target) -> PreparedTarget:
     """The influences ``target`` draws ``mesh`` with, once for all its poses.
 
     Used slots come first in the table, zero padding after.  A vertex with at most N
     influences reaches the engine with all of them (negative ones too): only padding is cut,
-    so a padding zero never outranks one of its negative weights.
+    so a padding zero never outranks one of its negative weights.  Through an exporter the
+    table is what the exporter reads (``exported_table``: non-deform bones' groups included).
     """
+    exported = exported_table(mesh) if target.exporter is not None else None
+    if exported is not None:
+        parts0 = ((None, prepare_exported(exported.table.bones, exported.table.weights, target)),)
+        return PreparedTarget(parts0, mesh.rest_armature, len(mesh.bones.names), None,
+                              exported.groups, exported.vertices)
     table = mesh.influence_table
     n = target.max_influences
     if target.exporter is None and n is not None and table.bones.shape[1] > n:
@@ -160,3 +219,101 @@ def target_positions(mesh: SkinnedMesh, target: Target, channel: F64, prepared: 
     # (apply_affine: one product over every vertex would wake OpenBLAS's threads, which then spin
     # against the audit's own for the next tenth of a second)
     return apply_affine(mesh.armature_to_mesh, drawn)
+
+
+def explain_non_deform(finding: Finding, prepared: PreparedTarget, target: Target) -> Finding:
+    """``engine-divergence`` saying that the exporter wrote groups of bones with Deform off, when it did
+    and the finding's vertices include theirs."""
+    if not prepared.non_deform_groups:
+        return finding
+    hit = np.intersect1d(np.asarray(finding.vertices, dtype=np.intp), prepared.non_deform_vertices)
+    if not len(hit):
+        return finding
+    names = ", ".join(f"'{g}'" for g in prepared.non_deform_groups[:5])
+    more = f" and {len(prepared.non_deform_groups) - 5} more" if len(prepared.non_deform_groups) > 5 else ""
+    message = (f"{finding.message}; {len(hit)} of them are weighted to bones with Deform off ({names}{more}): "
+               f"Blender ignores those groups, but its glTF exporter writes every bone as a joint and keeps "
+               f"their weights, so {target.name} moves those vertices with those bones. Remove those weights if "
+               "the bones should not deform, turn Deform on if they should, or export with 'Deform Bones Only'")
+    return replace(finding, message=message,
+                   details={**finding.details, "non_deform_groups": list(prepared.non_deform_groups),
+                            "non_deform_vertices": int(len(hit))})
+
+
+def world_scale(mesh: SkinnedMesh) -> float:
+    """World units per unit of the mesh object's space: the geometric mean of its world scale
+    (the armature object's scale times ``mesh_to_armature``'s), for distances in messages."""
+    m = mesh.mesh_to_armature[:3, :3]
+    det = abs(float(np.linalg.det(m))) * float(np.prod(mesh.armature_scale))
+    return float(det ** (1.0 / 3.0)) if np.isfinite(det) and det > 0 else 1.0
+
+
+#: The code whose severity follows what the target draws (``judge_unnormalised``).
+UNNORMALISED = "weights-not-normalized"
+
+
+def keeps_sums(target: Target, from_blend: bool) -> bool:
+    """Whether ``target`` draws weights that do not sum to 1 as stored: no exporter renormalises them
+    (a .blend goes through Blender's glTF exporter for every target but ``raw``) and its runtime does
+    not divide by the sum (``gltf`` and ``raw``; three.js divides at load, Babylon's CPU path and the
+    other runtimes modelled here divide too)."""
+    exporter_normalises = from_blend and target.exporter is not None and target.exporter.renormalises
+    return not exporter_normalises and not target.normalises
+
+
+def _how_normalised(target: Target, from_blend: bool) -> str:
+    if from_blend and target.exporter is not None and target.exporter.renormalises:
+        return "Blender's glTF exporter divides each vertex's weights by their sum"
+    if target.name == "threejs":
+        return "three.js divides them by their sum at load (normalizeSkinWeights)"
+    if target.name == "babylon":
+        return "Babylon divides by the sum where it draws them (its CPU path's homogeneous divide)"
+    return f"{target.name} divides them by their sum"
+
+
+def judge_unnormalised(findings: list[Finding], target: Target, divergence: F64 | None, size: float,
+                       tolerance: float, scale: float, from_blend: bool) -> list[Finding]:
+    """``findings`` with ``weights-not-normalized`` at the severity of what ``target`` shows.
+
+    Blender divides by the sum, so the sums change what a user sees only where the target keeps
+    them (``keeps_sums``): WARNING where its drawing of those vertices is farther from Blender's than
+    ``tolerance`` (the engine-divergence one), saying how far; INFO otherwise, saying why nothing shows.
+
+    Parameters
+    ----------
+    divergence : (V,) float or None
+        The target's distance from Blender per vertex, worst over the poses compared (None: not
+        compared, then the sums are judged by the rule alone).
+    size : float
+        The mesh's size, in the units of ``divergence``; ``scale`` world units per unit.
+    """
+    out = []
+    for f in findings:
+        if f.code != UNNORMALISED:
+            out.append(f)
+            continue
+        rows = np.asarray(f.vertices, dtype=np.intp)
+        base = f.message.split("; ", 1)[0]
+        fix = "Normalize All in Weight Paint (deform groups only) makes them sum to 1"
+        if not keeps_sums(target, from_blend):
+            out.append(replace(f, severity="INFO", message=(
+                f"{base}; Blender divides by the sum and {_how_normalised(target, from_blend)}, so {target.name} "
+                f"draws them where Blender does: nothing shows. {fix}"),
+                details={**f.details, "target": target.name, "target_keeps_sums": False}))
+            continue
+        if divergence is None or not len(rows):
+            out.append(replace(f, details={**f.details, "target": target.name, "target_keeps_sums": True}))
+            continue
+        d = divergence[rows[rows < len(divergence)]]
+        worst = float(d.max(initial=0.0))
+        far = int((d > tolerance).sum())
+        severity: Severity = "WARNING" if far else "INFO"
+        how = (f"{far} of them land up to {distance_text(worst, size, scale)} away from where Blender draws them"
+               if far else f"the largest difference it makes is {distance_text(worst, size, scale)}, within the "
+               "engine-divergence tolerance")
+        out.append(replace(f, severity=severity, message=(
+            f"{base}; Blender divides by the sum, {target.name} ({target.description}) uses the weights as "
+            f"stored: {how}. {fix}"),
+            details={**f.details, "target": target.name, "target_keeps_sums": True, "drawn_off": far,
+                     "max_drawn_difference": worst, "max_drawn_difference_world": worst * scale}))
+    return out

@@ -22,11 +22,19 @@ from .animation import ANIMATION_CODES
 from .animation_data import ANIMATION_DATA_CODES
 from .armature_modifier import Recomputed, recompute_blender, recompute_blender_many
 from .drift_causes import UNEXPLAINED, rest_drift_causes
-from .engine_target import audit_target, engine_offsets, prepare_target, target_positions
+from .engine_target import (
+    audit_target,
+    engine_offsets,
+    explain_non_deform,
+    judge_unnormalised,
+    prepare_target,
+    target_positions,
+    world_scale,
+)
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .pose_sweep import SweepPose, SweepResult, run_sweep
 from .report import MeshAudit
-from .rig_audit import RIG_CODES, MissingModifier, RigAudit, audit_rig
+from .rig_audit import RIG_CODES, MissingModifier, RigAudit, RigidPart, audit_rig
 from .shape_checks import SpotChecker, SpotSample, shape_checks
 from .skinned_mesh import SkinnedMesh
 from .stress_poses import standard_poses
@@ -97,7 +105,8 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
         out.append(_finding(
             "unweighted-vertices", "ERROR",
             f"{int(unweighted.sum())} vertices have no deform weight (sum <= 1e-4): Blender leaves them "
-            "behind when the rig moves, engines collapse them to the origin", unweighted))
+            "behind when the rig moves, and so do engines reading Blender's glTF export (the exporter binds "
+            "them to an added joint that never moves)", unweighted))
     tol = _weight_tolerance(options, influences)
     # Judged once, by the modifier that holds some of the vertex's weights.
     off = ~unweighted & (deform_sum > tolerances.BLENDER_MIN_CONTRIB) & (np.abs(total - 1.0) > tol)
@@ -106,14 +115,16 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
         out.append(_finding(
             "weights-not-normalized", "WARNING",
             f"{int(off.sum())} vertices have deform weights not summing to 1 (worst: {_worst(err, off)}); "
-            "Blender renormalises silently, engines do not. Normalize All in Weight Paint fixes it",
+            "Blender divides by the sum silently; what an engine draws depends on its path (engine target)",
             off, max_error=float(err[off].max())))
     over = influences > options.max_influences
     if over.any():
         out.append(_finding(
             "too-many-influences", "WARNING",
             f"{int(over.sum())} vertices have more than {options.max_influences} deform weights "
-            f"(up to {int(influences.max())}); engines drop the smallest. Limit Total fixes it",
+            f"(up to {int(influences.max())}); Blender uses them all, Blender's glTF exporter keeps the 4 "
+            "largest and divides them by their sum, so engines draw those vertices with fewer bones. "
+            "Limit Total fixes it",
             over, max_influences=int(influences.max())))
     bones = mesh.group_bones()
     used = w.max(axis=1, initial=0.0) > 0 if finite else (w > 0).any(axis=1)
@@ -130,7 +141,9 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
         elif not mesh.bones.use_deform[bones[g]] and name not in mesh.other_deform_bones:
             out.append(_finding("weights-on-non-deform-bone", "WARNING",
                                 f"vertex group '{name}' has weights but bone '{name}' has Deform off: "
-                                "Blender ignores them", w[g] > 0, bones=(name,), groups=(name,)))
+                                "Blender ignores them, but Blender's glTF exporter writes every bone as a joint "
+                                "and keeps them, so engines move those vertices with that bone",
+                                w[g] > 0, bones=(name,), groups=(name,)))
     return out
 
 
@@ -191,14 +204,16 @@ def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
 
 def audit_character(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions,
                     spot_checkers: Sequence[SpotChecker | None] | None = None,
-                    missing: Sequence[MissingModifier] = ()) -> tuple[RigAudit, tuple[MeshAudit, ...]]:
+                    missing: Sequence[MissingModifier] = (),
+                    rigid: Sequence[RigidPart] = ()) -> tuple[RigAudit, tuple[MeshAudit, ...]]:
     """One armature over every mesh it deforms: the rig's entry (reported once) and one entry
     per mesh holding what belongs to that mesh (weight asymmetry and stray weights judged over
-    all of them).  ``missing``: meshes tied to the armature that nothing deforms."""
+    all of them).  ``missing``: meshes tied to the armature that nothing deforms; ``rigid``: meshes
+    parented to its bones."""
     # The rig's checks (symmetry, stray weights: numpy only) run beside the meshes' own numpy work;
     # they are finished before Blender is first called back (spot checks), so no thread of ours
     # runs while Blender evaluates.
-    rig_audit = Beside(lambda: audit_rig(armature, meshes, options, missing))
+    rig_audit = Beside(lambda: audit_rig(armature, meshes, options, missing, rigid))
     try:
         checkers = [None if c is None else _after(rig_audit, c)
                     for c in (spot_checkers if spot_checkers is not None else [None] * len(meshes))]
@@ -351,9 +366,13 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
     measures["engine_divergence"] = divergence
     metrics["max_engine_divergence"] = float(divergence.max(initial=0.0))
     metrics["engine_divergence_by_pose"] = divergence_by_pose(per_pose)  # type: ignore[assignment]
-    engine_finding = divergence_finding(per_pose, max(size, 1.0), options.divergence_relative, target, "Blender")
+    scale = world_scale(mesh)
+    engine_finding = divergence_finding(per_pose, max(size, 1.0), options.divergence_relative, target, "Blender",
+                                        scale, size)
     if engine_finding is not None:
-        findings.append(engine_finding)
+        findings.append(explain_non_deform(engine_finding, prepared, target))
+    findings = judge_unnormalised(findings, target, divergence, size, options.divergence_relative * max(size, 1.0),
+                                  scale, True)
 
     # 4. Extreme poses (symmetry and stray weights are judged over the character: rig_audit).
     if options.shape_checks:

@@ -52,6 +52,8 @@ class AuditOptions:
     frame: int | None = None
     #: glTF animation played at ``frame`` (name or index as text; None: the first).
     clip: str | None = None
+    #: The rest pose the pipeline wants ("t" or "a"); None: measured and reported, not judged.
+    rest_pose: str | None = None
     #: Actions played by the animation audit: None for none (no animation audit), () for every
     #: action that animates the rig, else their names.
     animation: tuple[str, ...] | None = None

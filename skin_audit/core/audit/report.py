@@ -84,7 +84,10 @@ class AuditReport:
     files: tuple[FileAudit, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        from ..skeleton import skeleton_groups
+
         findings = [f for fa in self.files for f in fa.findings]
+        groups = skeleton_groups(self.files)
         return {
             "format": REPORT_FORMAT,
             "format_version": REPORT_VERSION,
@@ -100,4 +103,5 @@ class AuditReport:
                 "worst_severity": worst_severity(findings),
             },
             "files": [fa.to_dict() for fa in self.files],
+            **({"skeletons": groups} if len(groups) > 1 or any(len(g["members"]) > 1 for g in groups) else {}),
         }

@@ -4,10 +4,15 @@
 What belongs to the armature is computed once and reported once: its deform
 hierarchy (roots), scale, B-Bones, deform bones that move no vertex of any of
 its meshes, side bones without a partner, mirrored rest frames, and meshes
-tied to it that no Armature modifier deforms.  Weight symmetry and stray
-weights are judged over all its meshes together (a body split into ``Arm.L``
-and ``Arm.R`` is a pair), and their vertex findings go to the mesh whose
-vertices they name.
+tied to it that no Armature modifier deforms.  Weight symmetry is judged mesh
+by mesh: each mesh that mirrors onto itself within itself, the meshes left
+together (a body split into ``Arm.L`` and ``Arm.R`` is a pair).  Stray weights
+are judged over all its meshes together.  Their vertex findings go to the mesh
+whose vertices they name.
+
+Meshes parented to a bone are rigid parts the bone carries: the bone moves them, so it is
+never "a deform bone that moves nothing".  A mesh sharing its data with a skinned one,
+unparented and without a modifier, is a static instance of it, not a mesh missing its modifier.
 
 Structure is judged on the hierarchy an exporter writes: deform bones only,
 each under its nearest deform ancestor.  Helper bones (a rigging system's
@@ -27,12 +32,15 @@ from numpy.typing import NDArray
 from .. import tolerances
 from ..findings import Finding, Severity
 from ..maths.affine import largest_side
+from ..skeleton import joint_budget_finding, judge_skeleton
 from .armature_modifier import to_armature
 from .options import AuditOptions
 from .skinned_mesh import Bones, SkinnedMesh
-from .stray_weights import find_stray_weights
+from .stray_weights import find_stray_weights, stray_displacement
+from .stress_poses import standard_poses
 from .symmetry import (
     BonePairs,
+    WeightMirror,
     mirror_frames,
     mirror_groups,
     mirror_offset_angles,
@@ -41,12 +49,22 @@ from .symmetry import (
     rotation_angle,
     rotation_angles,
     shared_convention,
+    side_key,
 )
 
 F64 = NDArray[np.float64]
 
 #: Codes only the rig audit reports (the others it shares with the single-mesh rules).
-RIG_CODES = frozenset({"armature-modifier-missing"})
+RIG_CODES = frozenset({"armature-modifier-missing", "rigid-part", "humanoid-bone-missing",
+                       "humanoid-bone-ambiguous", "rest-pose", "rest-pose-mismatch", "joint-budget-exceeded",
+                       "skeleton-differs"})
+#: Engine targets whose import leaves out a mesh parented to a bone, and how.
+DROPS_BONE_CHILDREN = {
+    "unreal": ("Unreal's skeletal-mesh import takes only skinned meshes: a mesh parented to a bone is not "
+               "part of the skeletal mesh (the Blender for Unreal Engine add-on's checker flags it); skin it to "
+               "its bone (one vertex group at weight 1 and an Armature modifier) or attach it in Unreal to a "
+               "socket"),
+}
 #: How many names a message lists.
 NAMES_SHOWN = 5
 
@@ -59,6 +77,8 @@ class RigAudit:
     meshes: tuple[str, ...]
     metrics: Mapping[str, float | int | None]
     findings: tuple[Finding, ...]
+    #: The deform skeleton: humanoid map, rest pose, signature (core.skeleton); empty when not judged.
+    skeleton: Mapping[str, Any] = field(default_factory=dict)
     #: The animation audit (``audit --animation``): per action and mesh, worst frames and timelines.
     animation: Mapping[str, Any] = field(default_factory=dict)
 
@@ -69,6 +89,8 @@ class RigAudit:
             "metrics": dict(self.metrics),
             "findings": [f.to_dict() for f in self.findings],
         }
+        if self.skeleton:
+            out["skeleton"] = dict(self.skeleton)
         if self.animation:
             out["animation"] = dict(self.animation)
         return out
@@ -84,6 +106,18 @@ class MissingModifier:
     reason: str
     #: Deform bones of the armature that its groups with weights name.
     weighted_bones: tuple[str, ...] = ()
+    #: A skinned object whose mesh data this unparented one shares: it is a static instance of it.
+    instance_of: str = ""
+
+
+@dataclass(frozen=True)
+class RigidPart:
+    """A mesh parented to a bone of the armature (parent type Bone) and not skinned: the bone
+    carries it rigidly."""
+
+    mesh: str
+    bone: str
+    vertices: int = 0
 
 
 @dataclass
@@ -145,12 +179,13 @@ def structure_findings(armature: str, bones: Bones) -> list[Finding]:
     names = [bones.names[j] for j in roots]
     helpers = sorted({bones.names[bones.parents[j]] for j in roots if bones.parents[j] >= 0})
     under = (f"; {sum(bones.parents[j] >= 0 for j in roots)} of them hang from helper bones "
-             f"({_names(helpers)}), which exporters leave out") if helpers else ""
+             f"({_names(helpers)}), which such an exporter leaves out") if helpers else ""
     return [Finding(
         "multiple-root-bones", "WARNING",
         f"the deform hierarchy of '{armature}' (deform bones only, each under its nearest deform "
-        f"ancestor, as exporters write it) has {len(roots)} roots ({_names(names)}){under}; engines "
-        "expect one skeleton root", len(roots), bones=tuple(names),
+        f"ancestor, as an exporter writing deform bones only writes it: Blender's glTF exporter with "
+        f"'Deform Bones Only', FBX 'Only Deform Bones') has {len(roots)} roots ({_names(names)}){under}; "
+        "some importers want one skeleton root (Unreal's skeletal-mesh import)", len(roots), bones=tuple(names),
         details={"deform_roots": len(roots), "helper_parents": helpers[:50]})]
 
 
@@ -179,11 +214,14 @@ def armature_findings(mesh: SkinnedMesh) -> list[Finding]:
     return out
 
 
-def idle_bone_findings(armature: str, meshes: Sequence[SkinnedMesh]) -> list[Finding]:
-    """Deform bones that move no vertex of any mesh of the armature."""
+def idle_bone_findings(armature: str, meshes: Sequence[SkinnedMesh],
+                       rigid: Sequence[RigidPart] = ()) -> list[Finding]:
+    """Deform bones that move no vertex of any mesh of the armature; a bone carrying a rigid
+    part moves that part's vertices."""
     bones = meshes[0].bones
     weighted = {b for m in meshes for b, _, _ in m.deform_columns}
-    idle = [n for j, n in enumerate(bones.names) if bones.use_deform[j] and j not in weighted]
+    carriers = {p.bone for p in rigid}
+    idle = [n for j, n in enumerate(bones.names) if bones.use_deform[j] and j not in weighted and n not in carriers]
     if not idle:
         return []
     where = f"'{meshes[0].object}'" if len(meshes) == 1 else \
@@ -193,10 +231,46 @@ def idle_bone_findings(armature: str, meshes: Sequence[SkinnedMesh]) -> list[Fin
                     len(idle), bones=tuple(idle))]
 
 
+def rigid_part_findings(armature: str, rigid: Sequence[RigidPart], bones: Bones | None,
+                        target: str) -> list[Finding]:
+    """The meshes the armature's bones carry rigidly (parent type Bone), once for the rig.
+
+    INFO: a rigid part is a modelling choice every exporter keeps as a child of its bone's node;
+    WARNING for a target whose import leaves such a mesh out (DROPS_BONE_CHILDREN).
+    """
+    if not rigid:
+        return []
+    deform = set() if bones is None else {n for j, n in enumerate(bones.names) if bones.use_deform[j]}
+    carriers = tuple(dict.fromkeys(p.bone for p in rigid))
+    helpers = [b for b in carriers if bones is not None and b not in deform]
+    shown = ", ".join(f"'{p.mesh}' on '{p.bone}'" for p in rigid[:NAMES_SHOWN]) + \
+        (" ..." if len(rigid) > NAMES_SHOWN else "")
+    text = (f"{len(rigid)} meshes are rigid parts carried by bones of '{armature}' (parented to a bone, not "
+            f"skinned; each moves with its bone, which therefore moves vertices): {shown}")
+    if helpers:
+        text += (f"; {len(helpers)} of those bones have Deform off ({_names(helpers)}): an export of deform "
+                 "bones only leaves them out, and their parts with them")
+    details: dict[str, Any] = {"parts": {p.mesh: p.bone for p in rigid}, "target": target}
+    severity: Severity = "INFO"
+    drops = DROPS_BONE_CHILDREN.get(target)
+    if drops is not None:
+        severity = "WARNING"
+        text += f". For target '{target}': {drops}"
+    return [Finding("rigid-part", severity, text, len(rigid), bones=carriers, details=details)]
+
+
 def missing_modifier_findings(armature: str, missing: Sequence[MissingModifier]) -> list[Finding]:
     """One finding per mesh tied to the armature that nothing deforms."""
     out = []
     for m in missing:
+        if m.instance_of:
+            out.append(Finding(
+                "armature-modifier-missing", "INFO",
+                f"'{m.mesh}' shares its mesh data with '{m.instance_of}', which '{armature}' deforms; unparented "
+                "and without an Armature modifier it is a static instance of it: it shows the mesh at rest and "
+                f"does not follow '{armature}'. Nothing to do unless it is meant to move with the rig",
+                0, details={"object": m.mesh, "instance_of": m.instance_of}))
+            continue
         # Weights on the armature's deform bones say the mesh was meant to bend: it never will.
         severity: Severity = "ERROR" if m.weighted_bones else "WARNING"
         out.append(Finding(
@@ -250,7 +324,10 @@ def _symmetry(armature: str, meshes: Sequence[SkinnedMesh], char: _Character, op
     names = tuple(b.names[j] for j in deform)
     rest = b.rest[deform]
     pairs = pair_bones(names, b.heads[deform])
-    if pairs.unpaired:
+    sides = {key[0] for key in (side_key(names[j]) for j in pairs.unpaired) if key is not None}
+    # A one-sided asset (a right hand whose bones are all Right*) has no partner to miss.
+    one_sided = not pairs.pairs and len(sides) == 1
+    if pairs.unpaired and not one_sided:
         lone = [names[j] for j in pairs.unpaired]
         findings.append(Finding(
             "unpaired-side-bone", "WARNING",
@@ -296,9 +373,13 @@ def _symmetry(armature: str, meshes: Sequence[SkinnedMesh], char: _Character, op
             details={"worst_angle_degrees": max(t[2] for t in turned),
                      "worst_head_distance": max(t[3] for t in turned), "along_mirror_axis": True}))
     if not pairs.pairs:
-        findings.append(Finding(
-            "no-mirrored-bones", "INFO",
-            "the rig has no left/right deform bone pairs; weight symmetry was not checked"))
+        if one_sided:
+            side = "left" if sides == {"L"} else "right"
+            text = (f"every side deform bone of the rig is a {side} one ({len(pairs.unpaired)} bones: a one-sided "
+                    "asset, such as a hand); there are no left/right pairs, so weight symmetry was not checked")
+        else:
+            text = "the rig has no left/right deform bone pairs; weight symmetry was not checked"
+        findings.append(Finding("no-mirrored-bones", "INFO", text))
         return
     _weight_symmetry(meshes, char, names, pairs, options, findings, metrics, parts)
 
@@ -306,89 +387,170 @@ def _symmetry(armature: str, meshes: Sequence[SkinnedMesh], char: _Character, op
 def _weight_symmetry(meshes: Sequence[SkinnedMesh], char: _Character, names: tuple[str, ...],
                      pairs: BonePairs, options: AuditOptions, findings: list[Finding],
                      metrics: dict[str, Any], parts: list[MeshPart]) -> None:
-    mirror = mirror_weights(char.points, char.weights, mirror_groups(char.group_names, names, pairs), pairs,
-                            options.mirror_radius_relative * char.size)
-    metrics["mirror_matched_fraction"] = mirror.matched_fraction
-    for k, part in enumerate(parts):
+    """Weights mirrored mesh by mesh: each mesh that mirrors onto itself is judged alone (a body is
+    never paired with the eyes or joint spheres beside it); the meshes left are judged together,
+    where a character is split per side (``Arm.L`` mirrors ``Arm.R``).  A mesh matched on fewer than
+    ``symmetric_fraction`` of its vertices either way is not judged."""
+    radius = options.mirror_radius_relative * char.size
+    total = len(char.points)
+    partner = np.full(total, -1, dtype=np.intp)
+    difference = np.zeros(total)
+    worst_group = np.full(total, -1, dtype=np.intp)
+    fraction = np.ones(len(meshes))
+    judged = np.zeros(len(meshes), dtype=bool)
+    row = {n: g for g, n in enumerate(char.group_names)}
+
+    def keep(k: int, vertices: NDArray[np.intp], mirror: WeightMirror, groups: NDArray[np.intp]) -> None:
+        """Mesh k judged by ``mirror`` over ``vertices`` (its partners index ``vertices``)."""
         lo, hi = int(char.starts[k]), int(char.starts[k + 1])
-        part.metrics["mirror_matched_fraction"] = float((mirror.partner[lo:hi] >= 0).mean()) if hi > lo else 1.0
-    if mirror.matched_fraction < options.symmetric_fraction:
-        what = "the mesh" if len(meshes) == 1 else f"its {len(meshes)} meshes together"
-        findings.append(Finding(
-            "mesh-not-symmetric", "INFO",
-            f"only {mirror.matched_fraction:.0%} of the vertices of {what} have a mirror vertex across "
-            f"{pairs.describe()} (armature space); weight symmetry was not checked"))
-        return
-    metrics["max_weight_asymmetry"] = float(mirror.difference.max(initial=0.0))
-    for k, part in enumerate(parts):
+        at = np.flatnonzero((vertices >= lo) & (vertices < hi))
+        found = mirror.partner[at]
+        partner[lo:hi] = np.where(found >= 0, vertices[np.maximum(found, 0)], -1)
+        difference[lo:hi] = mirror.difference[at]
+        worst = mirror.worst_group[at]
+        worst_group[lo:hi] = np.where(worst >= 0, groups[np.maximum(worst, 0)], -1)
+        judged[k] = True
+
+    # 1. Each mesh against itself.
+    for k, m in enumerate(meshes):
         lo, hi = int(char.starts[k]), int(char.starts[k + 1])
-        diff = mirror.difference[lo:hi]
+        if hi == lo:
+            continue
+        own = mirror_weights(char.points[lo:hi], m.weights, mirror_groups(m.group_names, names, pairs), pairs,
+                             radius)
+        fraction[k] = own.matched_fraction
+        if own.matched_fraction >= options.symmetric_fraction:
+            keep(k, np.arange(lo, hi, dtype=np.intp), own, np.array([row[n] for n in m.group_names], dtype=np.intp))
+    # 2. The meshes left, together: a character split per side.
+    left = [k for k in range(len(meshes)) if not judged[k] and char.starts[k + 1] > char.starts[k]]
+    if len(left) > 1:
+        vertices = np.concatenate([np.arange(char.starts[k], char.starts[k + 1], dtype=np.intp) for k in left])
+        together = mirror_weights(char.points[vertices], char.weights[:, vertices],
+                                  mirror_groups(char.group_names, names, pairs), pairs, radius)
+        for k in left:
+            at = (vertices >= char.starts[k]) & (vertices < char.starts[k + 1])
+            matched = float((together.partner[at] >= 0).mean())
+            if matched >= options.symmetric_fraction:
+                fraction[k] = matched
+                keep(k, vertices, together, np.arange(len(char.group_names), dtype=np.intp))
+            else:
+                fraction[k] = max(fraction[k], matched)
+    counts = np.diff(char.starts)
+    metrics["mirror_matched_fraction"] = float((fraction * counts).sum() / counts.sum()) if counts.sum() else 1.0
+    for k, part in enumerate(parts):
+        part.metrics["mirror_matched_fraction"] = float(fraction[k])
+    unjudged = [k for k in range(len(meshes)) if not judged[k] and counts[k]]
+    if unjudged:
+        if len(unjudged) == len([k for k in range(len(meshes)) if counts[k]]):
+            what = "the mesh" if len(meshes) == 1 else f"its {len(meshes)} meshes (each alone or together)"
+            share = metrics["mirror_matched_fraction"]
+            text = (f"only {share:.0%} of the vertices of {what} have a mirror vertex across {pairs.describe()} "
+                    "(armature space); weight symmetry was not checked")
+        else:
+            listed = ", ".join(f"'{meshes[k].object}' ({fraction[k]:.0%})" for k in unjudged[:NAMES_SHOWN])
+            text = (f"{len(unjudged)} of {len(meshes)} meshes do not mirror across {pairs.describe()} (armature "
+                    f"space), alone or with the others, and their weight symmetry was not checked: {listed}"
+                    f"{' ...' if len(unjudged) > NAMES_SHOWN else ''}; the other meshes were")
+        findings.append(Finding("mesh-not-symmetric", "INFO", text,
+                                details={"meshes": [meshes[k].object for k in unjudged],
+                                         "matched_fractions": [float(fraction[k]) for k in unjudged]}))
+        if not judged.any():
+            return
+    metrics["max_weight_asymmetry"] = float(difference[np.repeat(judged, counts)].max(initial=0.0))
+    for k, part in enumerate(parts):
+        if not judged[k]:
+            continue
+        lo, hi = int(char.starts[k]), int(char.starts[k + 1])
+        diff = difference[lo:hi]
         part.measures["asymmetry"] = diff
         part.metrics["max_weight_asymmetry"] = float(diff.max(initial=0.0))
         asym = diff > options.asymmetry_tolerance
         if not asym.any():
             continue
         v = int(np.argmax(diff))
-        partner = int(mirror.partner[lo + v])
-        other = char.mesh_of(partner)
-        partner_local = partner - int(char.starts[other])
+        mate = int(partner[lo + v])
+        other = char.mesh_of(mate)
+        partner_local = mate - int(char.starts[other])
         where = "" if other == k else f" of '{meshes[other].object}'"
-        group = char.group_names[mirror.worst_group[lo + v]]
+        group = char.group_names[worst_group[lo + v]]
         part.findings.append(Finding(
             "weight-asymmetry", "WARNING",
             f"{int(asym.sum())} vertices weigh differently from their mirror vertex; worst vertex {v} "
             f"(mirror vertex {partner_local}{where}) in group '{group}' by {diff[v]:.3g}",
             int(asym.sum()), tuple(np.flatnonzero(asym).tolist()),
-            groups=tuple(sorted({char.group_names[g] for g in mirror.worst_group[lo:hi][asym]})),
+            groups=tuple(sorted({char.group_names[g] for g in worst_group[lo:hi][asym]})),
             details={"worst_vertex": v, "mirror_vertex": partner_local, "mirror_object": meshes[other].object,
                      "worst_difference": float(diff[v])}))
 
 
-def _strays(meshes: Sequence[SkinnedMesh], char: _Character, parts: list[MeshPart]) -> None:
-    """Stray weights judged per bone over every mesh it weighs."""
+def _strays(meshes: Sequence[SkinnedMesh], char: _Character, options: AuditOptions, parts: list[MeshPart]) -> None:
+    """Stray weights judged per bone over every mesh it weighs; WARNING where a stray weight moves
+    its vertex visibly at the stress poses (tolerances.STRAY_VISIBLE_RELATIVE of the character's
+    size, against the vertex without that weight), INFO where every one is lighter."""
     bones = meshes[0].bones
     index = bones.index()
     group_bones = np.array([index.get(n, -1) for n in char.group_names], dtype=np.intp)
     group_bones = np.where((group_bones >= 0) & bones.use_deform[np.maximum(group_bones, 0)], group_bones, -1)
     strays = find_stray_weights(char.points, char.weights, group_bones, bones.heads, bones.tails,
                                 char.edges, char.size)
+    poses = np.stack([p.channel for p in standard_poses(bones, options.test_pose_degrees)]) if strays else None
+    visible_at = tolerances.STRAY_VISIBLE_RELATIVE * char.size
+    moves = []
+    for s in strays:
+        vertices = np.union1d(s.far, s.islands)
+        assert poses is not None
+        moves.append((vertices, stray_displacement(char.points, char.weights, group_bones, s.group, vertices, poses)))
     for k, part in enumerate(parts):
         lo, hi = int(char.starts[k]), int(char.starts[k + 1])
         measure = np.zeros(hi - lo)
-        parts_text, groups, bone_names, verts = [], [], [], []
-        for s in strays:
-            far = s.far[(s.far >= lo) & (s.far < hi)] - lo
-            isl = s.islands[(s.islands >= lo) & (s.islands < hi)] - lo
-            if not (far.size or isl.size):
+        found: dict[bool, list[tuple[str, str, NDArray[np.intp], NDArray[np.intp], float]]] = {True: [], False: []}
+        for s, (vertices, moved) in zip(strays, moves, strict=True):
+            mine = (vertices >= lo) & (vertices < hi)
+            if not mine.any():
                 continue
-            measure[far] = 1.0
-            measure[isl] = 1.0
-            name = char.group_names[s.group]
-            parts_text.append(f"'{name}' ({len(far)} far, {len(isl)} in islands)")
-            groups.append(name)
-            bone_names.append(bones.names[s.bone])
-            verts += [far, isl]
+            measure[vertices[mine] - lo] = 1.0
+            for visible in (True, False):
+                pick = mine & ((moved > visible_at) == visible)
+                if pick.any():
+                    found[visible].append((char.group_names[s.group], bones.names[s.bone], vertices[pick] - lo,
+                                           np.intersect1d(s.islands, vertices[pick]), float(moved[pick].max())))
         part.measures["stray"] = measure
-        if not groups:
-            continue
-        vertices = np.unique(np.concatenate(verts))
-        part.findings.append(Finding(
-            "stray-weights", "WARNING",
-            f"{len(vertices)} vertices carry weights that bleed from their bone: {', '.join(parts_text[:5])}",
-            len(vertices), tuple(vertices.tolist()), tuple(bone_names), tuple(groups)))
+        for visible, rows in found.items():
+            if not rows:
+                continue
+            vertices = np.unique(np.concatenate([r[2] for r in rows]))
+            text = ", ".join(f"'{g}' ({len(v) - len(i)} far, {len(i)} in islands)" for g, _, v, i, _ in rows[:5])
+            worst = max(r[4] for r in rows)
+            size_text = f"{worst:.3g}, {worst / char.size:.1%} of the character's size"
+            if visible:
+                severity: Severity = "WARNING"
+                message = (f"{len(vertices)} vertices carry weights that bleed from their bone and move them visibly "
+                           f"at the stress poses (up to {size_text}): {text}")
+            else:
+                severity = "INFO"
+                message = (f"{len(vertices)} vertices carry light weights that bleed from their bone; at the stress "
+                           f"poses they move them at most {size_text} (visible from "
+                           f"{tolerances.STRAY_VISIBLE_RELATIVE:.0%}): {text}")
+            part.findings.append(Finding(
+                "stray-weights", severity, message, len(vertices), tuple(vertices.tolist()),
+                tuple(dict.fromkeys(r[1] for r in rows)), tuple(dict.fromkeys(r[0] for r in rows)),
+                details={"worst_displacement": worst, "worst_displacement_relative": worst / char.size}))
 
 
 def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions,
-              missing: Sequence[MissingModifier] = ()) -> tuple[RigAudit, tuple[MeshPart, ...]]:
+              missing: Sequence[MissingModifier] = (),
+              rigid: Sequence[RigidPart] = ()) -> tuple[RigAudit, tuple[MeshPart, ...]]:
     """The rig-level judgement of ``armature`` over ``meshes`` (all deformed by it).
 
     Returns the rig's own entry and, per mesh in order, the findings, metrics
     and per-vertex measures of the character-wide checks that name its
     vertices (weight asymmetry, stray weights).  ``missing`` are meshes tied to
-    the armature that no Armature modifier deforms; ``meshes`` may then be empty.
+    the armature that no Armature modifier deforms; ``meshes`` may then be empty.  ``rigid``
+    are meshes parented to its bones (rigid parts): their bones move them.
     """
     findings: list[Finding] = []
     metrics: dict[str, Any] = {}
+    skeleton: dict[str, Any] = {}
     parts = tuple(MeshPart() for _ in meshes)
     if meshes:
         bones = meshes[0].bones
@@ -400,10 +562,36 @@ def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOption
         })
         findings += structure_findings(armature, bones)
         findings += armature_findings(meshes[0])
-        findings += idle_bone_findings(armature, meshes)
+        findings += idle_bone_findings(armature, meshes, rigid)
+        skeleton = _skeleton(armature, meshes, options, findings, metrics, list(parts))
         if options.shape_checks and deform.any():
             char = _character(meshes)
             _symmetry(armature, meshes, char, options, findings, metrics, list(parts))
-            _strays(meshes, char, list(parts))
+            _strays(meshes, char, options, list(parts))
+    findings += rigid_part_findings(armature, rigid, meshes[0].bones if meshes else None, options.target)
     findings += missing_modifier_findings(armature, missing)
-    return RigAudit(armature, tuple(m.object for m in meshes), metrics, tuple(findings)), parts
+    return RigAudit(armature, tuple(m.object for m in meshes), metrics, tuple(findings), skeleton), parts
+
+
+def _skeleton(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions, findings: list[Finding],
+              metrics: dict[str, Any], parts: list[MeshPart]) -> dict[str, Any]:
+    """Humanoid map, rest pose and signature of the deform skeleton; each mesh's joint budget."""
+    bones = meshes[0].bones
+    deform = np.flatnonzero(bones.use_deform)
+    if deform.size == 0:
+        return {}
+    dparent = deform_parents(bones.parents, bones.use_deform)
+    position = {int(j): k for k, j in enumerate(deform)}
+    parents = [position[int(dparent[j])] if dparent[j] >= 0 else -1 for j in deform]
+    judged = judge_skeleton(armature, [bones.names[j] for j in deform], parents, bones.heads[deform],
+                            bones.tails[deform], bones.rest[deform, :3, 0], options.rest_pose)
+    findings += judged.findings
+    humanoid = judged.data["humanoid"]
+    metrics["humanoid_bones"] = len(humanoid["bones"]) if humanoid["humanoid"] else 0
+    for mesh, part in zip(meshes, parts, strict=True):
+        weighting = [bones.names[b] for b in sorted({b for b, _, _ in mesh.deform_columns})]
+        part.metrics["weighting_bones"] = len(weighting)
+        budget = joint_budget_finding(mesh.object, weighting, options.target)
+        if budget is not None:
+            part.findings.append(budget)
+    return judged.data

@@ -118,6 +118,50 @@ def _percentile_and_max(values: F64, q: float) -> tuple[float, float]:
     return (b - diff * (1 - gamma)) if gamma >= 0.5 else (a + diff * gamma), last
 
 
+def stray_displacement(points: F64, weights: NDArray[np.float32], group_bones: NDArray[np.intp], group: int,
+                       vertices: NDArray[np.intp], channels: F64) -> F64:
+    """(N,) how far the weight of ``group`` moves each of ``vertices`` at worst over the poses.
+
+    Each vertex is blended Blender's way (``p' = p + sum_g w_g (C_g p - p) / sum_g w_g`` over
+    the groups naming a deform bone; a vertex whose sum is at most BLENDER_MIN_CONTRIB stays at
+    rest) with all its weights and without ``group``'s, and the two positions are compared.
+
+    Parameters
+    ----------
+    points : (V, 3) float64, armature space rest positions
+    weights : (G, V) float32
+    group_bones : (G,) deform bone of each group, -1 for none
+    group : the stray group (its bone ``group_bones[group]`` >= 0)
+    vertices : (N,) intp
+    channels : (P, J, 4, 4) float64 skinning matrices of the poses, armature space
+    """
+    vertices = np.asarray(vertices, dtype=np.intp)
+    channels = np.asarray(channels, dtype=np.float64)
+    if vertices.size == 0:
+        return np.zeros(0)
+    w = np.take(weights, vertices, axis=1).astype(np.float64)  # (G, N)
+    w[group_bones < 0] = 0.0
+    w[~np.isfinite(w)] = 0.0  # (the weight checks report them)
+    used = np.flatnonzero((w != 0.0).any(axis=1))  # groups weighing something here
+    w, bones = w[used], group_bones[used]
+    stray = int(np.flatnonzero(used == group)[0])
+    p = points[vertices]  # (N, 3)
+    # pgij,nj->pgni: each pose's matrix of each used group applied to each vertex, less the vertex.
+    turns = channels[:, bones]  # (P, G', 4, 4)
+    moved = np.einsum("pgij,nj->pgni", turns[:, :, :3, :3], p) + turns[:, :, None, :3, 3] - p
+    total = w.sum(axis=0)  # (N,)
+    rest_of = total - w[stray]
+    # gn,pgni->pni: the weighted sum of the moves over the groups.
+    blend = np.einsum("gn,pgni->pni", w, moved)
+    without = blend - w[stray][None, :, None] * moved[:, stray]
+    full = np.where(total[:, None] > tolerances.BLENDER_MIN_CONTRIB,
+                    blend / np.maximum(total, tolerances.DIVISION_GUARD)[:, None], 0.0)
+    other = np.where(rest_of[:, None] > tolerances.BLENDER_MIN_CONTRIB,
+                     without / np.maximum(rest_of, tolerances.DIVISION_GUARD)[:, None], 0.0)
+    out: F64 = np.linalg.norm(full - other, axis=2).max(axis=0)
+    return out
+
+
 @dataclass(frozen=True)
 class StrayGroup:
     group: int

@@ -1,38 +1,20 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The human summary of an audit report (stdout of ``skin_audit audit``)."""
+"""The human summary of an audit report (stdout of ``skin_audit audit``).
+
+Rendered from the JSON-shaped report by ``core/reports/text`` (like every other
+report format, so the rigs' findings are never forgotten); every line goes
+through its one printing helper, ``terminal_line``.
+"""
 
 from __future__ import annotations
 
-from ..findings import SEVERITY_RANK
+from typing import Any
+
+from ..reports.text import summary_text
 from .report import AuditReport
 
 
-def _fmt(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return "n/a" if value is None else str(value)
-
-
-def audit_summary_text(report: AuditReport, fail_on: str) -> str:
-    lines = []
-    for fa in report.files:
-        if fa.status != "ok":
-            lines.append(f"{fa.path}: ERROR: {fa.message}")
-            continue
-        lines.append(f"{fa.path}: {len(fa.meshes)} skinned mesh(es)")
-        for m in fa.meshes:
-            k = m.metrics
-            lines.append(
-                f"  {m.object} <- {m.armature}: {m.vertices} vertices; numpy vs Blender "
-                f"{_fmt(k.get('max_numpy_vs_blender'))}, bind drift {_fmt(k.get('max_bind_drift'))}, "
-                f"engine divergence {_fmt(k.get('max_engine_divergence'))}, "
-                f"max influences {_fmt(k.get('max_influences'))}"
-            )
-            for f in sorted(m.findings, key=lambda f: -SEVERITY_RANK[f.severity]):
-                lines.append(f"    [{f.severity}] {f.code}: {f.message}")
-    data = report.to_dict()["summary"]
-    lines.append(
-        f"{data['files']} file(s), {data['files_with_errors']} unreadable, {data['meshes']} mesh(es); "
-        f"worst finding: {data['worst_severity'] or 'none'} (failing on: {fail_on})"
-    )
-    return "\n".join(lines) + "\n"
+def audit_summary_text(report: AuditReport, fail_on: str, **options: Any) -> str:
+    """The terminal summary of ``report``; ``options`` as ``core.reports.text.summary_lines``
+    (``min_severity``, ``quiet``, ``written``)."""
+    return summary_text(report.to_dict(), fail_on, **options)

@@ -270,6 +270,15 @@ _MIRROR_CELLS = 2**20
 _SPARSE_CELLS_PER_WEIGHT = 8
 
 
+def _sparse_pays(nonzero: int, cells: int) -> bool:
+    """The sparse comparison costs less than the dense one: ``nonzero`` weights of ``cells``.
+
+    Python integers, exact at any size (numpy 2 counts in a fixed-width ``np.int64``, whose
+    product with the cost factor can wrap around and pick the wrong way).
+    """
+    return int(nonzero) * int(_SPARSE_CELLS_PER_WEIGHT) < int(cells)
+
+
 def mirror_weights(points: F64, weights: NDArray[np.float32], mirror_group: NDArray[np.intp],
                    pairs: BonePairs, radius: float) -> WeightMirror:
     """Compare each vertex's weights with its mirror vertex's mirrored-group weights.
@@ -294,7 +303,7 @@ def mirror_weights(points: F64, weights: NDArray[np.float32], mirror_group: NDAr
     mirror_group = np.asarray(mirror_group, dtype=np.intp)
     nonzero = weights != 0  # a NaN weight is non-zero here: its difference (NaN) is never larger
     # A rig has a few influences per vertex out of tens or hundreds of groups: sparse.
-    if np.count_nonzero(nonzero) * _SPARSE_CELLS_PER_WEIGHT < nonzero.size:
+    if _sparse_pays(int(np.count_nonzero(nonzero)), nonzero.size):
         diff, worst = _mirror_sparse(weights, nonzero, mirror_group, partner, src)
     else:
         diff, worst = _mirror_dense(weights, mirror_group, partner, src)

@@ -262,10 +262,45 @@ def rotation_checks(doc: GltfDocument) -> list[Finding]:
     return out
 
 
+#: The influence code reported once per file: a zero-weight slot moves nothing in any engine.
+ONCE_PER_FILE = "gltf-joint-on-zero-weight"
+
+
+def _once_per_file(found: list[Finding]) -> list[Finding]:
+    """The primitives' ``gltf-joint-on-zero-weight`` findings as one INFO for the file.
+
+    A slot whose weight is zero moves nothing in any engine (every skinning sums weight times
+    matrix); only the validator counts it.  File-wide (``where`` "file", no vertices: rows of
+    several primitives share no index space); the count per primitive is in ``details``.
+    """
+    zero = [f for f in found if f.code == ONCE_PER_FILE]
+    if not zero:
+        return found
+    per_primitive = {str(f.details["where"]): f.count for f in zero}
+    total = sum(per_primitive.values())
+    listed = ", ".join(f"{where}: {n}" for where, n in list(per_primitive.items())[:_SHOWN])
+    merged = Finding(
+        code=ONCE_PER_FILE,
+        severity="INFO",
+        message=(f"{total} vertices in {len(zero)} primitives name a joint other than 0 on a slot with zero weight "
+                 f"({listed}{', ...' if len(zero) > _SHOWN else ''}); such a slot moves nothing in any engine, "
+                 "but the glTF validator reports it: unused slots should say joint 0 (glTF 3.7.3.1)"),
+        count=total,
+        details={"validator_code": "ACCESSOR_JOINTS_USED_ZERO_WEIGHT",
+                 "validator_count": sum(int(f.details["validator_count"]) for f in zero),
+                 "where": "file", "primitives": per_primitive},
+    )
+    first = found.index(zero[0])
+    rest = [f for f in found if f.code != ONCE_PER_FILE]
+    return rest[:first] + [merged] + rest[first:]
+
+
 def file_checks(doc: GltfDocument) -> list[Finding]:
-    """Every file-level finding: influences of each skinned primitive, then rotation keyframes."""
+    """Every file-level finding: influences of each skinned primitive (joints on zero-weight slots
+    once for the file), then rotation keyframes."""
     out: list[Finding] = []
     for prim in skinned_primitives(doc):
         out.extend(influence_checks(doc, prim))
+    out = _once_per_file(out)
     out.extend(rotation_checks(doc))
     return out

@@ -57,6 +57,14 @@ class GltfError(InputError):
     code = "bad-gltf"
 
 
+class GltfCompressedError(GltfError):
+    """The file requires mesh compression this reader does not decode (``extensions`` names it)."""
+
+    def __init__(self, message: str, extensions: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.extensions = extensions
+
+
 @dataclass(frozen=True)
 class GltfDocument:
     """A parsed glTF asset: its JSON and the bytes of each buffer."""
@@ -121,9 +129,10 @@ def load_gltf(path: str | Path) -> GltfDocument:
         raise GltfError(f"{p.name}: asset.version is {version!r}; only glTF 2.x is read")
     compressed = sorted(set(doc_json.get("extensionsRequired", [])) & _COMPRESSION_EXTENSIONS)
     if compressed:
-        raise GltfError(
+        raise GltfCompressedError(
             f"{p.name}: requires {', '.join(compressed)}, which this reader does not decode; "
-            "export without mesh compression to audit the file"
+            "export without mesh compression to audit the file",
+            tuple(compressed),
         )
     buffers = _load_buffers(p, doc_json, glb_bin)
     return GltfDocument(path=p, json=doc_json, buffers=buffers)

@@ -39,20 +39,25 @@ def _h(code: str, severity: str, title: str, rule: str, action: str) -> CodeHelp
 _ENTRIES = (
     _h("unweighted-vertices", "ERROR", "Vertices without deform weights",
        "The sum of the vertex's deform weights is at most 1e-4: Blender leaves it in place while the mesh moves.",
-       "Weight the vertices (paint them, or copy weights from their neighbours); engines give them a joint."),
-    _h("weights-not-normalized", "WARNING", "Weights do not sum to 1",
+       "Weight the vertices (paint them, or copy weights from their neighbours); Blender's glTF exporter binds them "
+       "to an added joint that never moves, so engines leave them behind too."),
+    _h("weights-not-normalized", "WARNING / INFO", "Weights do not sum to 1",
        "The sum of deform weights differs from 1 by more than the tolerance (1e-4; 'gltf' = 2e-7 per weight). "
-       "Blender divides by the sum silently; engines and exporters may not.",
+       "Blender divides by the sum silently, and so do Blender's glTF exporter, three.js and Babylon: INFO for "
+       "such a target; WARNING only when the target keeps the sums as stored ('raw', 'gltf' on a glTF file) and "
+       "draws the vertices visibly elsewhere.",
        "Normalise the deform weights (Weights > Normalize All, deform groups only)."),
     _h("too-many-influences", "WARNING", "More influences than an engine keeps",
-       "More than --max-influences deform weights are non-zero on the vertex; engines drop the smallest.",
+       "More than --max-influences deform weights are non-zero on the vertex; Blender uses them all, Blender's glTF "
+       "exporter keeps the 4 largest (renormalised), three.js reads 4, Babylon 8.",
        "Limit the influences to the engine's count, then normalise."),
     _h("group-without-bone", "WARNING", "Vertex group names no bone",
        "A vertex group with weights names no bone of the modifier's armature; Blender ignores it.",
        "Rename the group to its bone, merge its weights into a bone, or remove it."),
     _h("weights-on-non-deform-bone", "WARNING", "Weights on a non-deform bone",
-       "A vertex group with weights names a bone whose Deform is off; Blender ignores the weights.",
-       "Turn Deform on for the bone, or move its weights to a deform bone."),
+       "A vertex group with weights names a bone whose Deform is off; Blender ignores the weights, but its glTF "
+       "exporter writes every bone as a joint and keeps them, so engines move those vertices.",
+       "Turn Deform on for the bone, or move its weights to a deform bone (or remove them)."),
     _h("deform-bone-without-weights", "INFO", "Deform bone that moves nothing",
        "A deform bone that no vertex of this mesh uses.",
        "Turn Deform off if the bone is a helper; exporters keep deform bones as joints."),
@@ -79,8 +84,9 @@ _ENTRIES = (
     _h("gltf-weight-negative", "ERROR", "Negative glTF weight",
        "A negative stored weight (validator ACCESSOR_WEIGHTS_NEGATIVE).",
        "Clean the weights (Blender: Weights > Clean) and export again."),
-    _h("gltf-joint-on-zero-weight", "WARNING", "glTF joint on an unused slot",
-       "A joint other than 0 on a slot with zero weight (validator ACCESSOR_JOINTS_USED_ZERO_WEIGHT).",
+    _h("gltf-joint-on-zero-weight", "INFO", "glTF joint on an unused slot",
+       "A joint other than 0 on a slot with zero weight (validator ACCESSOR_JOINTS_USED_ZERO_WEIGHT); it moves "
+       "nothing in any engine. Once per file.",
        "Write joint 0 on unused slots."),
     _h("gltf-rotation-not-unit", "ERROR", "glTF rotation keys are not unit quaternions",
        "Rotation keyframes whose length misses 1 (validator "
@@ -112,13 +118,43 @@ _ENTRIES = (
        "without the morph.",
        "Keep Babylon's GPU skinning for this mesh, or bake the shape keys."),
     _h("gltf-not-compared", "INFO", "glTF file not compared with Blender",
-       "The object's vertices could not be matched to the file's rows, so the target's drawing of the file is not "
-       "compared with Blender.",
-       "Import with merge vertices off (the default) to have the comparison."),
-    _h("armature-modifier-missing", "ERROR / WARNING", "Mesh of the rig that no Armature modifier deforms",
+       "Blender's vertices could not be paired with the file's rows in the importer's order (each primitive's "
+       "used rows; the vertex count or the faces differ), or the file's meshes are compressed (Draco) and "
+       "skin_audit's reader cannot decode them: the target's drawing of the file is not compared with Blender.",
+       "Import with merge vertices off (the default), or audit an uncompressed export, to have the comparison."),
+    _h("armature-modifier-missing", "ERROR / WARNING / INFO", "Mesh of the rig that no Armature modifier deforms",
        "A mesh parented to the armature, with a disabled Armature modifier, or with vertex groups named after its "
-       "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones.",
+       "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones; INFO for an "
+       "unparented object sharing its mesh data with a skinned one (a static instance).",
        "Add (or enable) an Armature modifier pointing at the armature, or unparent the mesh if it is a prop."),
+    _h("humanoid-bone-missing", "WARNING", "A humanoid without a required humanoid bone",
+       "The rig maps to a humanoid (at least 10 of VRM 1.0's 15 required bones found by name or hierarchy) but "
+       "one of the required bones (hips, spine, head, upper arm, lower arm, hand, upper leg, lower leg, foot) "
+       "is not there.",
+       "Add or rename the bone; VRM, Unity's Humanoid and retargeting need every required bone."),
+    _h("humanoid-bone-ambiguous", "INFO", "Two bones could be one humanoid bone",
+       "Two bones that are not one chain both read as the same humanoid bone.",
+       "Rename one of them so a humanoid mapping can choose."),
+    _h("rest-pose", "INFO", "The humanoid's rest pose",
+       "Per limb, the arms' degrees below the horizontal and the legs' out from the vertical at rest, and "
+       "whether that is a T-pose (arms within 10 degrees of the horizontal) or an A-pose (45 within 15).",
+       "Nothing to do; give --rest-pose t|a to hold the rig to the pipeline's convention."),
+    _h("rest-pose-mismatch", "WARNING", "Not in the rest pose the pipeline wants",
+       "--rest-pose (or [audit] rest_pose) names a T-pose or an A-pose, and an arm rests outside it.",
+       "Pose the rig into the convention and apply the pose as its rest pose (and rebind the mesh)."),
+    _h("joint-budget-exceeded", "WARNING", "More bones weight the mesh than the target skins at once",
+       "The bones weighting the mesh exceed the engine target's documented limit (Unreal: 256 per section "
+       "with its default 8-bit bone indices).",
+       "Split the mesh, remove helper bones from its weights, or raise the target's limit."),
+    _h("skeleton-differs", "INFO", "A related skeleton that differs",
+       "In a run over several files, a rig whose deform skeleton shares most bones with the run's first but "
+       "not all: renamed, missing, extra, moved, re-rolled or re-parented bones, each named.",
+       "Make the skeletons match before one set of clips drives both."),
+    _h("rigid-part", "INFO / WARNING", "Meshes carried rigidly by bones",
+       "Meshes parented to a bone of the armature and not skinned: each moves rigidly with its bone; WARNING for "
+       "a target whose import leaves them out of the skeletal mesh (Unreal).",
+       "Nothing to fix for most targets; for Unreal skin each part to its bone (one group at weight 1 and an "
+       "Armature modifier)."),
     _h("animation-collapse", "WARNING", "Vertices collapse while an action plays",
        "audit --animation: at some frame of the action, Blender's pose gives vertices a blend whose smallest "
        "singular value is below 0.5 (the worst frame, vertex and bones are named).",
@@ -167,7 +203,8 @@ _ENTRIES = (
        "Bone matrices that are NaN or infinite.", "Fix the bone (zero length, scale 0, a broken constraint)."),
     _h("multiple-root-bones", "WARNING / INFO", "More than one root bone",
        "The deform hierarchy (deform bones only, each under its nearest deform ancestor) has more than one "
-       "root; engines expect one skeleton root.",
+       "root; an exporter writing deform bones only writes several skeleton roots, which some importers refuse "
+       "(Unreal's skeletal-mesh import wants one root bone).",
        "Parent the roots under one root bone."),
     _h("no-deform-bones", "ERROR", "No deform bones",
        "No bone of the armature has Deform on.", "Turn Deform on for the skinning bones."),
@@ -226,9 +263,10 @@ _ENTRIES = (
        "Too few vertices have a mirror vertex across the symmetry plane.", "Nothing to fix."),
     _h("no-mirrored-bones", "INFO", "No left/right bone pairs: weight symmetry not checked",
        "The rig has no left/right bone pairs.", "Name side bones .L/.R if the rig is symmetric."),
-    _h("stray-weights", "WARNING", "Stray weights",
+    _h("stray-weights", "WARNING / INFO", "Stray weights",
        "Vertices far from their bone compared with the bone's other vertices, or a bone's weighted region split "
-       "into islands on one piece of mesh.",
+       "into islands on one piece of mesh; WARNING where the weight moves its vertex by more than 1% of the "
+       "character's size at a stress pose, INFO below.",
        "Remove the stray islands, or weights below a small threshold."),
 )
 

@@ -49,7 +49,7 @@ FAIL_ON_CHOICES = ("error", "warning", "never")
 TOLERANCE_KEYS = ("weight_tolerance", "asymmetry_tolerance", "collapse_threshold", "volume_threshold",
                   "divergence_relative")
 _TABLES: dict[str, tuple[str, ...]] = {
-    "audit": ("target", "max_influences", "fail_on"),
+    "audit": ("target", "max_influences", "fail_on", "rest_pose"),
     "tolerances": TOLERANCE_KEYS,
     "severity": (),  # keys are finding codes
     "paths": ("skip",),
@@ -72,6 +72,8 @@ class AuditConfig:
     #: AuditOptions field -> value (a float, or 'gltf' for weight_tolerance).
     tolerances: Mapping[str, float | str] = field(default_factory=dict)
     skip: tuple[str, ...] = ()
+    #: The rest pose the pipeline wants ("t" or "a").
+    rest_pose: str | None = None
 
     def option_overrides(self) -> dict[str, Any]:
         """AuditOptions fields this config sets (the CLI lets its own flags win)."""
@@ -82,12 +84,14 @@ class AuditConfig:
             out["fail_on"] = self.fail_on
         if self.target is not None:
             out["target"] = self.target
+        if self.rest_pose is not None:
+            out["rest_pose"] = self.rest_pose
         return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "severity": dict(self.severity), "target": self.target,
                 "max_influences": self.max_influences, "fail_on": self.fail_on,
-                "tolerances": dict(self.tolerances), "skip": list(self.skip)}
+                "tolerances": dict(self.tolerances), "skip": list(self.skip), "rest_pose": self.rest_pose}
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,9 @@ def load_config(path: str | os.PathLike[str], known_codes: Collection[str] | Non
         raise InputError(f"cannot read config file {str(file)!r}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{file}: not valid TOML: {exc}") from exc
+    except RecursionError:  # arrays or inline tables nested thousands deep: no config of ours
+        raise InputError(f"{file}: not a skin_audit config: values nested too deeply for the TOML reader") \
+            from None
     for table, body in data.items():
         if table not in _TABLES:
             raise _unknown("table", table, _TABLES, f"{file}")
@@ -192,6 +199,9 @@ def load_config(path: str | os.PathLike[str], known_codes: Collection[str] | Non
     fail_on = audit.get("fail_on")
     if fail_on is not None:
         fail_on = _choice(fail_on, FAIL_ON_CHOICES, _where(file, "audit", "fail_on"))
+    rest_pose = audit.get("rest_pose")
+    if rest_pose is not None:
+        rest_pose = _choice(rest_pose, ("t", "a"), _where(file, "audit", "rest_pose"))
     tolerances = {k: _number(v, _where(file, "tolerances", k), allow_gltf=k == "weight_tolerance")
                   for k, v in tol.items()}
     severity = {code: _choice(v, SEVERITY_CHOICES, _where(file, "severity", code)).upper()
@@ -200,7 +210,7 @@ def load_config(path: str | os.PathLike[str], known_codes: Collection[str] | Non
     if not isinstance(skip, list) or not all(isinstance(s, str) and s for s in skip):
         raise InputError(f"{_where(file, 'paths', 'skip')} = {skip!r}: expected a list of glob patterns")
     return AuditConfig(str(file), str(file.resolve().parent), severity, target, max_inf, fail_on, tolerances,
-                       tuple(skip))
+                       tuple(skip), rest_pose)
 
 
 def repository_root(start: str | os.PathLike[str]) -> Path | None:

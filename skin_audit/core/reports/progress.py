@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
+
+from .text import terminal_line
 
 
 def _duration(seconds: float) -> str:
@@ -67,14 +70,19 @@ class Progress:
         self.files_done = 0
         self.failed = 0
         self._width = 0
+        self._current = ""
+        # ``note`` may come from another thread (Blender's log, read as it is written).
+        self._lock = threading.RLock()
 
     def _write(self, text: str, end: str = "") -> None:
         if not self.enabled:
             return
-        pad = max(self._width - len(text), 0)
-        self.stream.write("\r" + text + " " * pad + end)
-        self.stream.flush()
-        self._width = 0 if end else len(text)
+        text = terminal_line(text)  # a file name cannot break the line or repaint the terminal
+        with self._lock:
+            pad = max(self._width - len(text), 0)
+            self.stream.write("\r" + text + " " * pad + end)
+            self.stream.flush()
+            self._width = 0 if end else len(text)
 
     def time_left(self) -> float | None:
         """Seconds left by the work done so far, or None before the first file ends."""
@@ -93,7 +101,22 @@ class Progress:
     def start(self, path: str) -> None:
         width = 100
         name = path if len(path) <= width // 2 else "..." + path[-(width // 2 - 3):]
+        self._current = name
         self._write(self.line(name))
+
+    def note(self, lines: Sequence[str]) -> None:
+        """Lines of their own (terminal or not): on a terminal the progress line is cleared
+        first and drawn again after them, so nothing is ever written into it."""
+        if not lines:
+            return
+        with self._lock:
+            if self.enabled and self._width:
+                self.stream.write("\r\x1b[K")
+            self.stream.write("".join(terminal_line(line) + "\n" for line in lines))
+            self._width = 0
+            if self.enabled and self._current and self.files_done < self.total:
+                self._write(self.line(self._current))
+            self.stream.flush()
 
     def done(self, ok: bool = True) -> None:
         self.files_done = min(self.files_done + 1, self.total)

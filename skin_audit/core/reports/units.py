@@ -10,7 +10,7 @@ through ``units`` so none forgets the rig findings.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -29,6 +29,9 @@ class Unit:
     vertices: int | None = None
     #: Meshes a rig deforms.
     meshes: tuple[str, ...] = ()
+    #: A rig's skeleton (humanoid map, rest pose) and animation audit entries, as the report holds them.
+    skeleton: Mapping[str, Any] = field(default_factory=dict)
+    animation: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -39,7 +42,8 @@ class Unit:
 def units(file: Mapping[str, Any]) -> list[Unit]:
     """The rig entries, then the mesh entries, of one file of the report dict."""
     out = [Unit("rig", str(r.get("armature", "")), str(r.get("armature", "")), r.get("metrics", {}),
-                tuple(r.get("findings", ())), None, tuple(str(m) for m in r.get("meshes", ())))
+                tuple(r.get("findings", ())), None, tuple(str(m) for m in r.get("meshes", ())),
+                r.get("skeleton", {}), r.get("animation", {}))
            for r in file.get("rigs", ())]
     out += [Unit("mesh", str(m.get("object", "")), str(m.get("armature", "")), m.get("metrics", {}),
                  tuple(m.get("findings", ())), m.get("vertices"))

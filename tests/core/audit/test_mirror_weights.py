@@ -233,3 +233,34 @@ def test_empty_and_unmatched(way, groups, vertices):
     points = np.abs(rng.normal(size=(vertices, 3))) + 1.0 if vertices > 1 else np.zeros((vertices, 3))
     weights = rng.random((groups, vertices)).astype(np.float32)
     _assert_same(points, weights, np.arange(groups)[::-1].copy(), 1e-6, (groups, vertices))
+
+
+def test_the_way_is_chosen_in_exact_integers(monkeypatch):
+    """The choice between the two ways multiplies a count by the cost factor: under numpy 2 the
+    count is an ``np.int64`` and a large factor wrapped around (a RuntimeWarning, then the sparse way
+    for weights the factor sends the dense way).  Exact integers choose by the factor at any size."""
+    import warnings
+
+    calls = {"sparse": 0, "dense": 0}
+    for name in calls:
+        real = getattr(symmetry, f"_mirror_{name}")
+
+        def spy(*args, _real=real, _name=name):
+            calls[_name] += 1
+            return _real(*args)
+
+        monkeypatch.setattr(symmetry, f"_mirror_{name}", spy)
+    points = np.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [2.0, 1.0, 0.0], [-2.0, 1.0, 0.0]])
+    weights = np.array([[1.0, 0.5, 0.25, 0.25], [0.5, 1.0, 0.75, 0.75]], dtype=np.float32)
+    for factor, way in ((2**62, "dense"), (2**61 + 1, "dense"), (0, "sparse")):
+        before = dict(calls)
+        monkeypatch.setattr(symmetry, "_SPARSE_CELLS_PER_WEIGHT", factor)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = mirror_weights(points, weights, np.array([1, 0]), X_PLANE, 1e-6)
+        assert calls[way] == before[way] + 1 and sum(calls.values()) == sum(before.values()) + 1, (factor, calls)
+        # Hand values: group 0 of vertex 0 (1.0) against group 1 of its mirror vertex 1 (1.0), ...
+        assert got.difference.tolist() == [0.0, 0.0, 0.5, 0.5]
+    monkeypatch.undo()  # the factor of the code: 8 cells per weight
+    assert symmetry._sparse_pays(np.int64(2**40), np.int64(2**43)) is False
+    assert symmetry._sparse_pays(np.int64(2**40) - 1, 2**43) is True

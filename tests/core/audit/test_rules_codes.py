@@ -67,8 +67,10 @@ def emitted_codes() -> tuple[dict[str, set[str]], list[str]]:
     """({code: {file:line, ...}}, [call sites whose code could not be read])."""
     codes: dict[str, set[str]] = {}
     unreadable: list[str] = []
-    # engine-divergence is made by core/engines/divergence.py (it names the engine target).
-    for path in [*sorted(AUDIT.glob("*.py")), REPO / "skin_audit" / "core" / "engines" / "divergence.py"]:
+    # engine-divergence is made by core/engines/divergence.py (it names the engine target); the
+    # skeleton codes by core/skeleton (the rig audit calls it).
+    skeleton = sorted((REPO / "skin_audit" / "core" / "skeleton").glob("*.py"))
+    for path in [*sorted(AUDIT.glob("*.py")), REPO / "skin_audit" / "core" / "engines" / "divergence.py", *skeleton]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         parents = _parents(tree)
         constants = _module_strings(tree)
