@@ -17,7 +17,7 @@ import pytest
 
 from tests.factories.animated_rigs import TWIST_PEAK_DEGREES, TWIST_PEAK_FRAME, save_animated_twist
 
-pytestmark = pytest.mark.blender
+pytestmark = [pytest.mark.blender, pytest.mark.blender42]
 REPO = Path(__file__).resolve().parents[2]
 
 
