@@ -75,6 +75,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -252,6 +253,84 @@ def open_rigify(path: str) -> tuple[bpy.types.Object, bpy.types.Object, str]:
     rigify.pose_left_arm_fk(rig)
     bpy.context.view_layer.update()
     return bpy.data.objects[rigify.BODY], rig, rigify.UPPER_ARM_FK_L
+
+
+# --- the animation audit ---------------------------------------------------------------------------------
+
+
+def key_rigify_action(rig: bpy.types.Object, frames: int) -> bpy.types.Action:
+    """An action of ``frames`` frames on the Rigify character: the left arm lifted and bent through its FK
+    controls and back (keys at the first, middle and last frame), as an animator keys a clip."""
+    from tests.factories import rigify
+
+    action = bpy.data.actions.new("ArmWave")
+    (rig.animation_data or rig.animation_data_create()).action = action
+    for frame, (upper, fore, hand) in ((1, (0.0, 0.0, 0.0)), (frames // 2, (80.0, 100.0, 70.0)),
+                                       (frames, (0.0, 0.0, 0.0))):
+        rigify.pose_left_arm_fk(rig, upper, fore, hand)
+        for name in (rigify.UPPER_ARM_FK_L, rigify.FOREARM_FK_L, rigify.HAND_FK_L):
+            rig.pose.bones[name].keyframe_insert("rotation_euler", frame=frame)
+    return action
+
+
+def blender_frames(arm: bpy.types.Object, actions: list[Any], step: float = 1.0) -> tuple[float, int]:
+    """Blender's own evaluation of every frame of ``actions`` on the armature: the action assigned,
+    ``scene.frame_set`` and the pose matrices read at each frame (what the animation audit asks of it)."""
+    from skin_audit.blender.read.animation import action_frames
+    from skin_audit.blender.read.arrays import pose_matrices
+
+    names = tuple(b.name for b in arm.data.bones)
+    ad = arm.animation_data or arm.animation_data_create()
+    kept = ad.action
+    total, count = 0.0, 0
+    for action in actions:
+        ad.action = action
+        frames = action_frames(action, step, None)
+        start = time.perf_counter()
+        for f in frames:
+            bpy.context.scene.frame_set(int(f))
+            pose_matrices(arm.evaluated_get(bpy.context.evaluated_depsgraph_get()), names, "matrix_channel")
+        total += time.perf_counter() - start
+        count += len(frames)
+    ad.action = kept
+    bpy.context.scene.frame_set(1)
+    return total, count
+
+
+def animation_benchmark(path: str, repeat: int, rigify_frames: int = 0) -> None:
+    """What ``--animation`` adds to the audit of ``path`` against Blender evaluating those frames."""
+    from skin_audit.blender.read.animation import armature_actions
+    from skin_audit.blender.run.audit_files import load
+
+    load(Path(path))
+    if rigify_frames:
+        from tests.factories import rigify
+
+        key_rigify_action(bpy.data.objects[rigify.RIG], rigify_frames)
+    meshes = [o for o in bpy.data.objects if o.type == "MESH" and any(
+        m.type == "ARMATURE" and m.object is not None for m in o.modifiers)]
+    armatures = list(dict.fromkeys(m.object for o in meshes for m in o.modifiers if m.type == "ARMATURE"))
+    actions = {a.name: armature_actions(a) for a in armatures}
+    blender = [blender_frames(a, actions[a.name]) for a in armatures]
+    t_blender = min(sum(b[0] for b in blender), float("inf"))
+    frames = sum(b[1] for b in blender)
+    for _ in range(repeat - 1):
+        t_blender = min(t_blender, sum(blender_frames(a, actions[a.name])[0] for a in armatures))
+    plain = AuditOptions(shape_checks=False)
+    animated = dataclasses.replace(plain, animation=())
+    t_plain, _ = _median_time(lambda: audit_meshes(bpy.context, meshes, plain), repeat)
+    t_anim, audits = _median_time(lambda: audit_meshes(bpy.context, meshes, animated), repeat)
+    added = t_anim - t_plain
+    print(f"animation audit of {path}: {len(meshes)} skinned meshes, "
+          f"{sum(len(a.data.bones) for a in armatures)} bones, "
+          f"{sum(len(v) for v in actions.values())} actions, {frames} frames")
+    print(f"  Blender evaluating those frames (frame_set + pose matrices): {t_blender:.3f} s "
+          f"({1000 * t_blender / max(frames, 1):.2f} ms a frame)")
+    verdict = "PASS" if added <= 3 * t_blender else "MISS"
+    print(f"  audit without --animation {t_plain:.3f} s, with it {t_anim:.3f} s: it adds {added:.3f} s, "
+          f"{added / t_blender:.2f}x Blender's evaluation (target <= 3x: {verdict})")
+    codes = sorted({f.code for a in audits for f in a.findings if f.code.startswith(("animation", "action"))})
+    print(f"  animation findings: {', '.join(codes) or 'none'}")
 
 
 def _peak_rss_gb() -> float:
@@ -513,6 +592,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="two mirrored chains (.L/.R) of bones/2 bones each, so the symmetry checks run")
     parser.add_argument("--profile", type=int, nargs="?", const=30, default=0, metavar="LINES",
                         help="also cProfile one full audit and print the top LINES entries (default 30)")
+    parser.add_argument("--animation", metavar="FILE", nargs="*", default=None,
+                        help="measure what audit --animation adds on each FILE (.blend, .glb, .gltf, .fbx) against "
+                        "Blender evaluating the same frames; with --rigify FILE, a keyed action of "
+                        "--animation-frames frames on the character")
+    parser.add_argument("--animation-frames", type=int, default=250, metavar="N",
+                        help="frames of the action keyed on the Rigify character (default 250)")
     parser.add_argument("--rigify", metavar="FILE", default=None,
                         help="measure the Rigify character saved in FILE (built there first if missing)")
     args = parser.parse_args(argv)
@@ -529,6 +614,13 @@ def main(argv: list[str] | None = None) -> int:
           f"threads for blends: {thread_count()}, freed memory kept for reuse: {'yes' if heap else 'no'} "
           "(SKIN_AUDIT_THREADS, SKIN_AUDIT_KEEP_HEAP=0 to compare)")
 
+    if args.animation is not None:
+        for path in args.animation:
+            animation_benchmark(path, args.repeat)
+        if args.rigify:
+            open_rigify(args.rigify)  # built once if missing
+            animation_benchmark(args.rigify, args.repeat, args.animation_frames)
+        return 0
     start = time.perf_counter()
     if args.rigify:
         obj, arm, control = open_rigify(args.rigify)

@@ -47,6 +47,24 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _frames(text: str) -> tuple[float | None, float | None, float]:
+    """``START:END[:STEP]`` (or ``::STEP``: every action's own range at that step)."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3):
+        raise argparse.ArgumentTypeError(f"expected START:END or START:END:STEP, got {text!r}")
+    try:
+        numbers = [float(p) if p.strip() else None for p in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers in START:END[:STEP], got {text!r}") from None
+    start, end = numbers[0], numbers[1]
+    step = numbers[2] if len(numbers) == 3 and numbers[2] is not None else 1.0
+    if any(v is not None and not math.isfinite(v) for v in numbers) or step <= 0:
+        raise argparse.ArgumentTypeError(f"frames must be finite and the step above 0, got {text!r}")
+    if (start is None) != (end is None) or (start is not None and end is not None and end < start):
+        raise argparse.ArgumentTypeError(f"give both START and END (END not before START), or neither: {text!r}")
+    return start, end, step
+
+
 #: Blender's frame range (scene.frame_set clamps to it; measured with bpy 4.2 and 5.0: MINAFRAME, MAXFRAME).
 BLENDER_FRAMES = (-1048574, 1048574)
 #: Scene.frame_set takes a C int: a number beyond it is no frame at all.
@@ -143,6 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--rest-pose", type=str.lower, choices=("t", "a"), default=None,
                        help="the rest pose the pipeline wants: a humanoid resting otherwise is a WARNING "
                        "(default: measured and reported as INFO)")
+    audit.add_argument("--animation", nargs="?", const="", default=None, metavar="ACTION[,ACTION...]",
+                       help="also play every action that animates each rig (or the named ones) frame by frame, "
+                       "as Blender poses it, and judge every frame: collapse, volume, engine divergence, and the "
+                       "keys themselves")
+    audit.add_argument("--frames", type=_frames, default=None, metavar="START:END[:STEP]",
+                       help="with --animation: the frames to play (default each action's own range, every frame)")
     from .batch.command_line import add_arguments as add_batch_arguments
 
     add_batch_arguments(audit)  # --jobs, --file-timeout, --file-memory-mb, --scheduler
@@ -280,6 +304,13 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
     given = {"max_influences": args.max_influences, "weight_tolerance": args.weight_tolerance,
              "fail_on": args.fail_on, "target": args.target, "frame": args.frame, "clip": args.clip,
              "rest_pose": args.rest_pose}
+    if args.animation is not None:
+        given["animation"] = tuple(n.strip() for n in args.animation.split(",") if n.strip())
+        if args.frames is not None:
+            start, end, step = args.frames
+            given.update({"animation_frames": None if start is None else (start, end), "animation_step": step})
+    elif args.frames is not None:
+        raise InputError("--frames needs --animation (it names the frames the actions are played at)")
     overrides.update({k: v for k, v in given.items() if v is not None})
     options = AuditOptions(shape_checks=not args.no_shape_checks,
                            **{k: v for k, v in overrides.items() if k in fields})

@@ -8,6 +8,10 @@ mesh's size and allow a few float32 rounding steps.
 
 from __future__ import annotations
 
+#: Animation keys: a scale key within this of zero is zero; frames within this are the same frame.
+SCALE_KEY_ZERO = 1e-6
+FRAME_EPSILON = 1e-3
+
 #: Strict core: |sum of weights - 1| allowed (docs/twist-experiment.md). No normalisation.
 WEIGHT_SUM = 1e-12
 

@@ -231,6 +231,25 @@ def show_test_pose(context: bpy.types.Context, mesh_index: int, finding_index: i
     return str(finding.details.get("pose", f"{pose[0]} {pose[1]} {pose[2]:+g}"))
 
 
+def jump_to_frame(context: bpy.types.Context, mesh_index: int, finding_index: int) -> str:
+    """Play the action an animation finding names on the audited armature, go to its worst frame and
+    select the finding's vertices; returns what it shows ("Run, frame 37")."""
+    audit, finding = _finding_at(context, mesh_index, finding_index)
+    name, frame = finding.details.get("action"), finding.details.get("frame")
+    if name is None or frame is None or not audit.armature:
+        raise InputError(f"finding {finding.code!r} names no frame of an action")
+    action = bpy.data.actions.get(str(name))
+    if action is None:
+        raise InputError(f"the action {name!r} is gone: run the audit again")
+    armature = _audited_object(audit.armature)
+    ad = armature.animation_data or armature.animation_data_create()
+    ad.action = action
+    context.scene.frame_set(int(math.floor(frame)), subframe=float(frame) - math.floor(frame))
+    if finding.vertices:
+        selection.select_vertices(context, _audited_object(audit.object), finding.vertices)
+    return f"{name}, frame {frame:g}"
+
+
 @dataclass(frozen=True)
 class Painted:
     measure: str

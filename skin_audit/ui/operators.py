@@ -375,6 +375,32 @@ def _measure_items(_self, context):
     return _MEASURE_ITEMS
 
 
+class SKIN_AUDIT_OT_jump_to_frame(bpy.types.Operator):
+    """Play the finding's action, go to its worst frame and select its vertices (one undo step)"""
+
+    bl_idname = "skin_audit.jump_to_frame"
+    bl_label = "Go to Worst Frame"
+    bl_options = {"REGISTER", "UNDO"}
+
+    mesh_index: IntProperty(name="Mesh", description="Audited mesh number", min=0, options={"SKIP_SAVE"})
+    finding_index: IntProperty(name="Finding", description="Finding number of that mesh", min=0,
+                               options={"SKIP_SAVE"})
+
+    @classmethod
+    def poll(cls, context):
+        if not _poll_fresh(cls, context):
+            return False
+        return _poll_not_edit(cls, context, "changing the frame")
+
+    def execute(self, context):
+        try:
+            shown = actions.jump_to_frame(context, self.mesh_index, self.finding_index)
+        except SkinAuditError as exc:
+            return _cancel(self, exc)
+        self.report({"INFO"}, f"Showing {shown}")
+        return {"FINISHED"}
+
+
 class SKIN_AUDIT_OT_show_heatmap(bpy.types.Operator):
     """Paint a per-vertex measure of the audit on the mesh (red high, blue low) and show it in the viewport"""
 
@@ -581,6 +607,7 @@ CLASSES = (
     SKIN_AUDIT_OT_select_finding,
     SKIN_AUDIT_OT_select_rig_finding,
     SKIN_AUDIT_OT_show_test_pose,
+    SKIN_AUDIT_OT_jump_to_frame,
     SKIN_AUDIT_OT_show_heatmap,
     SKIN_AUDIT_OT_clear_heatmap,
     SKIN_AUDIT_OT_export_report,

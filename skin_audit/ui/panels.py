@@ -155,6 +155,7 @@ class SKIN_AUDIT_PT_audit(SkinAuditPanel, bpy.types.Panel):
         col = layout.column(align=True)
         col.prop(settings, "max_influences")
         col.prop(settings, "test_pose_angle")
+        col.prop(settings, "play_actions")
         col = layout.column(align=True)
         col.prop(settings, "use_gltf_tolerance")
         sub = col.column(align=True)
@@ -339,6 +340,9 @@ def _action_buttons(layout, finding: Finding, index: int, *, mesh_index: int, ri
         if finding.bones and armature and (labelled or not finding.vertices):
             button("skin_audit.select_finding", "Select Bones", "BONE_DATA", mesh_index=mesh_index,
                    finding_index=index, target="BONES")
+        if labelled and armature and "frame" in finding.details and "action" in finding.details:
+            button("skin_audit.jump_to_frame", f"Go to Frame {finding.details['frame']:g} "
+                   f"({finding.details['action']})", "TIME", mesh_index=mesh_index, finding_index=index)
         if labelled and armature and all(k in finding.details for k in ("bone", "axis", "degrees")):
             button("skin_audit.show_test_pose", f"Show Worst Pose ({finding.details['bone']})", "POSE_HLT",
                    mesh_index=mesh_index, finding_index=index)

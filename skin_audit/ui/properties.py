@@ -92,6 +92,12 @@ class SkinAuditSettings(bpy.types.PropertyGroup):
         description="List the audit's INFO notes (facts about linear blend skinning, not data problems)",
         default=False,
     )
+    play_actions: BoolProperty(
+        name="Play Actions",
+        description="Also play every action of the rig frame by frame and judge every frame (the animation "
+                    "audit: collapse, volume and engine divergence per frame, and the keys themselves)",
+        default=False,
+    )
     test_pose_angle: FloatProperty(
         name="Test Pose",
         description="Bend and twist angle of the test poses the audit evaluates",
@@ -109,6 +115,7 @@ def audit_options(settings: SkinAuditSettings) -> AuditOptions:
         weight_tolerance="gltf" if settings.use_gltf_tolerance else settings.weight_tolerance,
         test_pose_degrees=math.degrees(settings.test_pose_angle),
         target=settings.target,
+        animation=() if settings.play_actions else None,
     )
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from typing import Any
@@ -138,6 +138,18 @@ def audit_meshes(
     return tuple(replace(m, findings=m.findings + by_armature.get(m.armature, ())) for m in meshes)
 
 
+def _with_animation(armature: str, rig: RigAudit, audits: Sequence[MeshAudit],
+                    parts: list[tuple[bpy.types.Object, bpy.types.ArmatureModifier, Any]],
+                    options: AuditOptions) -> tuple[RigAudit, tuple[MeshAudit, ...]]:
+    """The rig's entry and its meshes' with the animation audit's findings (``--animation``)."""
+    from .animation_run import audit_animation
+
+    found = audit_animation(armature, parts, options)
+    rig = replace(rig, findings=rig.findings + tuple(found.rig_findings), animation=found.data)
+    return rig, tuple(replace(a, findings=a.findings + tuple(f))
+                      for a, f in zip(audits, found.mesh_findings, strict=True))
+
+
 def audit_rigs(
     context: bpy.types.Context,
     mesh_objects: Iterable[bpy.types.Object],
@@ -188,6 +200,8 @@ def audit_rigs(
             rigid = rigid_parts(arm_obj, context.scene) if arm_obj is not None else []
             rig, audits = audit_character(armature, [m for _, m, _ in parts], options, [c for _, _, c in parts],
                                           missing.get(armature, ()), rigid)
+            if options.animation is not None and parts:
+                rig, audits = _with_animation(armature, rig, audits, [(*pairs[k], m) for k, m, _ in parts], options)
             rigs.append(rig)
             meshes += [(k, a) for (k, _, _), a in zip(parts, audits, strict=True)]
     return tuple(rigs), tuple(a for _, a in sorted(meshes, key=lambda t: t[0]))

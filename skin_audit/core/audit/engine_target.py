@@ -15,7 +15,7 @@ from ..engines.targets import Target, get_target
 from ..engines.weights import PosedLayout, PreparedInfluences, deform_layout, layout_prepared, prepare_exported
 from ..findings import Finding, Severity
 from ..maths.affine import apply_affine
-from ..maths.bone_runs import BoneRuns, blend_runs, gather_points, runs_from_table
+from ..maths.bone_runs import BoneRuns, blend_runs, blend_runs_many, gather_points, runs_from_table
 from .armature_modifier import has_bbones
 from .options import AuditOptions
 from .skinned_mesh import InfluenceTable, SkinnedMesh
@@ -181,6 +181,21 @@ def engine_offsets(mesh: SkinnedMesh, channel: F64, prepared: PreparedTarget) ->
     # iv,iv->v: each vertex's squared length; a non-finite position is infinitely far (as in divergence).
     with np.errstate(invalid="ignore", over="ignore"):
         out: F64 = np.sqrt(np.einsum("iv,iv->v", d, d))
+    return np.where(np.isfinite(out), out, np.inf)
+
+
+def engine_offsets_many(mesh: SkinnedMesh, channels: F64, prepared: PreparedTarget) -> F64 | None:
+    """``engine_offsets`` at each pose of the (P, J, 4, 4) ``channels``: (P, V), from one batched blend
+    of the weight differences; None where that does not apply."""
+    if prepared.offsets is None or not np.isfinite(channels).all():
+        return None
+    if len(prepared.offsets.runs.vertex) == 0:
+        return np.zeros((len(channels), mesh.vertex_count))
+    arm = blend_runs_many(prepared.offsets.runs, prepared.offsets.gathered, channels)
+    # Armature space -> the mesh's object space (a difference of points turns with the linear part).
+    d = np.einsum("ij,pjv->piv", mesh.armature_to_mesh[:3, :3], np.stack(arm))
+    with np.errstate(invalid="ignore", over="ignore"):
+        out: F64 = np.sqrt(np.einsum("piv,piv->pv", d, d))
     return np.where(np.isfinite(out), out, np.inf)
 
 

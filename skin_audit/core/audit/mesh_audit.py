@@ -18,6 +18,8 @@ from ..engines.divergence import divergence_by_pose, divergence_finding
 from ..findings import Finding, Severity
 from ..maths.affine import distances
 from ..maths.parallel import Beside
+from .animation import ANIMATION_CODES
+from .animation_data import ANIMATION_DATA_CODES
 from .armature_modifier import Recomputed, recompute_blender, recompute_blender_many
 from .drift_causes import UNEXPLAINED, rest_drift_causes
 from .engine_target import (
@@ -48,7 +50,7 @@ RULE_CODES = frozenset({
     "mesh-not-parented-to-armature", "not-reproduced", "dqs-order-sensitive", "non-finite-weights",
     "negative-weights", "non-finite-positions", "non-finite-bone-matrices", "non-finite-result",
     "rest-position-shown",
-}) | RIG_CODES
+}) | RIG_CODES | ANIMATION_CODES | ANIMATION_DATA_CODES
 
 #: How many offenders a message names.
 WORST_SHOWN = 3

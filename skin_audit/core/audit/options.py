@@ -54,6 +54,12 @@ class AuditOptions:
     clip: str | None = None
     #: The rest pose the pipeline wants ("t" or "a"); None: measured and reported, not judged.
     rest_pose: str | None = None
+    #: Actions played by the animation audit: None for none (no animation audit), () for every
+    #: action that animates the rig, else their names.
+    animation: tuple[str, ...] | None = None
+    #: Frames between two evaluated frames of an action, and the frames to play (None: the action's own).
+    animation_step: float = 1.0
+    animation_frames: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

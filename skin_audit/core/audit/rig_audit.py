@@ -79,6 +79,8 @@ class RigAudit:
     findings: tuple[Finding, ...]
     #: The deform skeleton: humanoid map, rest pose, signature (core.skeleton); empty when not judged.
     skeleton: Mapping[str, Any] = field(default_factory=dict)
+    #: The animation audit (``audit --animation``): per action and mesh, worst frames and timelines.
+    animation: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -89,6 +91,8 @@ class RigAudit:
         }
         if self.skeleton:
             out["skeleton"] = dict(self.skeleton)
+        if self.animation:
+            out["animation"] = dict(self.animation)
         return out
 
 

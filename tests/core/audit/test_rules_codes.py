@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[3]
 AUDIT = REPO / "skin_audit" / "core" / "audit"
 DOC = REPO / "docs" / "report-format.md"
 #: Callables whose first argument (or ``code=``) is a finding code.
-MAKERS = {"Finding", "_finding", "_squash_finding"}
+MAKERS = {"Finding", "_finding", "_squash_finding", "_squash"}
 
 
 def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
