@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Print the README's asset audit table from a real audit of the rigs in tests/assets.
+"""Print the asset audit table of docs/real-rigs.md from a real audit of the rigs in tests/assets.
 
     .venv/bin/python scripts/readme_tables.py [--assets tests/assets] [--out FILE]
 
@@ -7,7 +7,7 @@ One row per audited mesh: file (relative to the assets folder), mesh,
 vertices, numpy vs Blender, engine divergence, sigma min (2 significant
 digits) and the codes of its WARNING and ERROR findings (the mesh's own and
 those of the armature that deforms it).  tests/audit/test_readme_tables.py
-checks that the README holds this table, so paste the output there when the
+checks that docs/real-rigs.md holds this table, so paste the output there when the
 audit's numbers change.  Needs the ``bpy`` module (the project's .venv).
 """
 
