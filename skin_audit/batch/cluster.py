@@ -44,6 +44,8 @@ from .process import Outcome, WorkerConfig, WorkerProcess, to_file_audit
 
 #: Seconds the client waits for the scheduler to answer.
 CONNECT_TIMEOUT_SECONDS = 30.0
+#: Seconds beyond CONNECT_TIMEOUT_SECONDS the client waits before giving up on a silent peer.
+CONNECT_GRACE_SECONDS = 5.0
 #: Task retries after an exception in the task (not worker losses: see the module docstring).
 TASK_RETRIES = 1
 
@@ -103,16 +105,38 @@ def audit_task(path: str, config: dict[str, Any], file_timeout: float | None) ->
 
 
 def _connect(scheduler: str, timeout: float) -> Any:
+    """A Client of the scheduler, or InputError within ``timeout`` (+ a few seconds) whatever the
+    other end does: Dask's own timeout covers the TCP connect, not a peer that accepts and then
+    never answers its handshake, so the Client is made on a thread that is waited for with a bound."""
     try:
         from distributed import Client
     except ImportError as exc:
         raise InputError("--scheduler needs Dask: install it with `pip install 'skin_audit[cluster]'` "
                          f"(or `pip install -r requirements-dev.txt`) ({exc})") from exc
-    try:
-        return Client(scheduler, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {scheduler!r} ({exc}); start one with "
-                         "`dask scheduler` and workers with `dask worker ADDRESS` (docs/scale.md)") from exc
+    made: dict[str, Any] = {}
+
+    def make() -> None:
+        try:
+            made["client"] = Client(scheduler, timeout=timeout, set_as_default=False)
+        except BaseException as exc:  # handed to the caller's thread below
+            made["error"] = exc
+
+    thread = threading.Thread(target=make, name="skin_audit-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + CONNECT_GRACE_SECONDS)
+    advice = "start one with `dask scheduler` and workers with `dask worker ADDRESS` (docs/scale.md)"
+    if thread.is_alive():
+        raise InputError(f"the Dask scheduler at {scheduler!r} accepted the connection but did not answer within "
+                         f"{timeout + CONNECT_GRACE_SECONDS:g} s; is it a Dask scheduler? {advice}")
+    if "client" in made:
+        return made["client"]
+    exc = made["error"]
+    if isinstance(exc, (OSError, TimeoutError)):
+        raise InputError(f"cannot reach the Dask scheduler at {scheduler!r} ({exc}); {advice}") from exc
+    if isinstance(exc, Exception):  # garbage on the port: Dask fails to decode it (MemoryError, ValueError ...)
+        raise InputError(f"{scheduler!r} does not speak Dask's protocol ({type(exc).__name__}: "
+                         f"{str(exc)[:200]}); is it a Dask scheduler? {advice}") from exc
+    raise exc
 
 
 def audit_paths_on_cluster(

@@ -29,6 +29,8 @@ from .worker import PROTOCOL
 START_TIMEOUT_SECONDS = 300.0
 #: Seconds a worker gets to leave on its own after its input closes, before it is killed.
 STOP_GRACE_SECONDS = 5.0
+#: The longest single wait on a worker's pipe (looped until the file's deadline).
+READ_POLL_SECONDS = 60.0
 #: Lines of a dead worker's stderr passed on to the log.
 STDERR_TAIL_LINES = 20
 
@@ -254,6 +256,8 @@ class WorkerProcess:
             wait = None if deadline is None else deadline - time.monotonic()
             if wait is not None and wait <= 0:
                 raise TimeoutError
+            # Waits of at most a minute, looped: any deadline stays a number select() can hold.
+            wait = READ_POLL_SECONDS if wait is None else min(wait, READ_POLL_SECONDS)
             try:
                 readable, _, _ = select.select([fd], [], [], wait)
             except (OSError, ValueError):  # closed by kill() from another thread

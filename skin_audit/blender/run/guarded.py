@@ -93,12 +93,30 @@ def read_error(path: Path, exc: BaseException) -> InputError:
     return InputError(file_message(path, f"cannot be read ({one_line(str(exc))})"))
 
 
+_memory_errors_fatal = False
+
+
+def set_memory_errors_fatal(fatal: bool) -> None:
+    """In a batch worker (True): a MemoryError leaves ``guarded_audit`` for the worker, which
+    reports it against ``--file-memory-mb`` and stops (Blender after a failed allocation is not to
+    be trusted).  Otherwise (the default) the file gets an 'input' error entry and the run goes on."""
+    global _memory_errors_fatal
+    _memory_errors_fatal = fatal
+
+
 def guarded_audit(audit_file: Callable[[Path, AuditOptions, str | None], FileAudit], path: Path,
                   options: AuditOptions, object_name: str | None = None) -> FileAudit:
     """``audit_file`` that always returns: an ``ok`` entry with finite numbers, or an ``error``
     entry with one line naming the file (``error_kind`` 'internal' for a bug of ours)."""
     try:
         result = audit_file(path, options, object_name)
+    except MemoryError:
+        raise_if_interrupted()
+        if _memory_errors_fatal:
+            raise  # a batch worker: it reports the file against --file-memory-mb and is replaced
+        return FileAudit(str(path), "error", error_kind="input", message=file_message(
+            path, "out of memory: auditing this file needed more memory than this machine gave the process; "
+                  "audit it on a larger machine"))
     except Exception as exc:  # a bug of ours on this file: report it, keep the other files
         raise_if_interrupted()
         sys.stderr.write(f"skin_audit: internal error on {path}:\n{traceback.format_exc()}")
