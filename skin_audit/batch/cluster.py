@@ -40,7 +40,7 @@ from typing import Any, TextIO
 
 from ..core.errors import InputError
 from .local import BatchResult, advance, expand, finish, start_progress, unusable
-from .process import Outcome, WorkerConfig, WorkerProcess, to_file_audit
+from .process import _PACKAGE, Outcome, WorkerConfig, WorkerProcess, to_file_audit
 
 #: Seconds the client waits for the scheduler to answer.
 CONNECT_TIMEOUT_SECONDS = 30.0
@@ -102,6 +102,21 @@ def audit_task(path: str, config: dict[str, Any], file_timeout: float | None) ->
 
 
 # ---------------------------------------------------------------- on the client
+
+#: The task as the scheduler sees it: Python's own ``eval`` of this fixed expression, with the
+#: package name and the arguments as plain data.  The scheduler unpickles every task it is sent;
+#: ``audit_task`` itself would be pickled by reference to skin_audit, so a scheduler without
+#: skin_audit installed would fail every file ("Error during deserialization of the task graph").
+#: This way only the Dask workers import skin_audit, when the task runs.  The expression never
+#: holds a file path or any other value: those travel in ``ARGS``.
+TASK_EXPRESSION = "__import__(PACKAGE + '.batch.cluster', fromlist=['audit_task']).audit_task(*ARGS)"
+
+
+def task_call(path: str, config: dict[str, Any], file_timeout: float | None) -> tuple[Any, ...]:
+    """``client.submit`` arguments running ``audit_task(path, config, file_timeout)`` on a Dask worker,
+    made of the standard library only (``builtins.eval``, a str, a dict of JSON-like values)."""
+    return (eval, TASK_EXPRESSION, {"PACKAGE": _PACKAGE, "ARGS": [path, config, file_timeout]})
+
 
 
 def _connect(scheduler: str, timeout: float) -> Any:
@@ -173,7 +188,7 @@ def audit_paths_on_cluster(
     futures: dict[Any, int] = {}
     try:
         for index, path in todo:
-            future = client.submit(audit_task, path, config, file_timeout, key=f"skin_audit-{run}-{index}",
+            future = client.submit(*task_call(path, config, file_timeout), key=f"skin_audit-{run}-{index}",
                                    pure=False, retries=TASK_RETRIES)
             futures[future] = index
         for future in as_completed(list(futures), loop=client.loop):

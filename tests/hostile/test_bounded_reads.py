@@ -213,3 +213,30 @@ def test_a_fifo_as_the_input_or_the_config_is_refused_without_waiting(bpy, empty
     with fifo(tmp_path / "skin_audit.toml"):
         code, out, err = run_main("audit", good, "--config", tmp_path / "skin_audit.toml")
     assert code == 2 and "--config" in err and "not a regular file" in err, (code, out, err)
+
+
+@pytest.mark.parametrize("children, cycle", [
+    ({0: [0]}, {0}), ({0: [1], 1: [0]}, {0, 1}), ({0: [1], 1: [2], 2: [0], 3: [4]}, {0, 1, 2}),
+    ({1: [2], 2: [3], 3: [1], 0: [4]}, {1, 2, 3}),
+])
+def test_a_cycle_of_children_is_refused_naming_a_node_on_it(tmp_path, children, cycle):
+    from skin_audit.core.gltf.scene import node_parents
+
+    with pytest.raises(GltfError, match="is in a cycle of children") as caught:
+        node_parents(_doc_with_nodes(tmp_path, 5, children))
+    assert int(str(caught.value).split(": node ")[1].split(":")[0]) in cycle
+
+
+def test_a_long_chain_of_joints_is_read_as_a_tree(tmp_path):
+    from skin_audit.core.gltf.scene import node_parents
+
+    n = 10_000
+    doc = _doc_with_nodes(tmp_path, n, {i: [i + 1] for i in range(n - 1)})
+    assert node_parents(doc).tolist() == [-1, *range(n - 1)]
+
+
+def _doc_with_nodes(tmp_path: Path, count: int, children: dict[int, list[int]]):
+    nodes = [{"children": children[i]} if i in children else {} for i in range(count)]
+    path = tmp_path / "nodes.gltf"
+    path.write_text(json.dumps({"asset": {"version": "2.0"}, "nodes": nodes}), encoding="utf-8")
+    return load_gltf(path)
