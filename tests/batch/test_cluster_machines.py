@@ -44,9 +44,8 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-@pytest.fixture
-def scheduler_without_skin_audit(tmp_path):
-    """``tcp://127.0.0.1:PORT`` of a scheduler that cannot import skin_audit, and one worker that can."""
+def _cluster(tmp_path, worker_has_skin_audit: bool):
+    """``tcp://127.0.0.1:PORT`` of a scheduler that cannot import skin_audit, and one worker (that can)."""
     bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     probe = subprocess.run([sys.executable, "-c", "import skin_audit"], cwd=tmp_path, env=bare,
                            capture_output=True, text=True, timeout=60)
@@ -68,7 +67,8 @@ def scheduler_without_skin_audit(tmp_path):
             started.append(subprocess.Popen(
                 [sys.executable, "-m", "distributed.cli.dask_worker", address, "--host", "127.0.0.1",
                  "--nthreads", "1", "--no-dashboard"],
-                cwd=tmp_path, env={**bare, "PYTHONPATH": str(REPO)}, stdout=log, stderr=log,
+                cwd=tmp_path, env={**bare, "PYTHONPATH": str(REPO)} if worker_has_skin_audit else bare,
+                stdout=log, stderr=log,
                 start_new_session=True))
         with distributed.Client(address, timeout=60) as client:
             client.wait_for_workers(1, timeout=START_SECONDS)
@@ -76,6 +76,16 @@ def scheduler_without_skin_audit(tmp_path):
     finally:
         for proc in reversed(started):
             _stop(proc)
+
+
+@pytest.fixture
+def scheduler_without_skin_audit(tmp_path):
+    yield from _cluster(tmp_path, worker_has_skin_audit=True)
+
+
+@pytest.fixture
+def cluster_without_skin_audit(tmp_path):
+    yield from _cluster(tmp_path, worker_has_skin_audit=False)
 
 
 def test_a_scheduler_without_skin_audit_runs_the_audit(scheduler_without_skin_audit, bpy, options):
@@ -86,3 +96,14 @@ def test_a_scheduler_without_skin_audit_runs_the_audit(scheduler_without_skin_au
     (entry,) = [fa.to_dict() for fa in result.files]
     assert entry["status"] == "ok", entry
     assert entry["meshes"] and result.jobs == 1
+
+
+def test_a_worker_without_skin_audit_is_named_in_the_files_error(cluster_without_skin_audit, bpy, options):
+    from skin_audit.batch.cluster import audit_paths_on_cluster
+
+    result = audit_paths_on_cluster([SMALL], options, scheduler=cluster_without_skin_audit,
+                                    file_timeout=300, stream=io.StringIO())
+    (entry,) = [fa.to_dict() for fa in result.files]
+    assert entry["status"] == "error" and entry["error_kind"] == "internal", entry
+    assert "ModuleNotFoundError" in entry["message"] and "'skin_audit'" in entry["message"], entry
+    assert "check that every worker has skin_audit and bpy" in entry["message"]
