@@ -30,7 +30,7 @@ from ...core.audit.report import FileAudit
 from ...core.errors import InputError
 from ...core.fbx_check import fbx_structure_problem
 from ...core.gltf.checks import check_before_import as check_gltf_before_import
-from ...core.gltf.document import load_gltf
+from ...core.gltf.document import GltfError, load_gltf
 from ...core.input_guard import file_message, one_line
 from ...core.interrupt import raise_if_interrupted
 
@@ -45,7 +45,11 @@ def check_before_import(path: Path) -> None:
         raise InputError(f"{path}: not a regular file (a FIFO, a device or a folder); not imported")
     if path.suffix.lower() in (".gltf", ".glb"):
         # The reader's structure checks first: a file they refuse costs a moment, not the importer's minutes.
-        check_gltf_before_import(load_gltf(path))
+        try:
+            check_gltf_before_import(load_gltf(path))
+        except GltfError as exc:
+            problem = str(exc).removeprefix(f"{path.name}: ")
+            raise InputError(f"{path}: cannot be read, not imported: {problem}") from exc
     if path.suffix.lower() == ".fbx":
         try:
             problem = fbx_structure_problem(path)

@@ -92,7 +92,8 @@ def inverse_bind_matrices(doc: GltfDocument, skin: int) -> NDArray[np.float64]:
     if len(bad):
         raise doc.fail(
             f"accessor {index} ({where})",
-            f"{len(bad)} inverse bind matrices are not finite (joint slots {bad[:5].tolist()}); re-export the skin",
+            f"{len(bad)} inverse bind matrices are not finite (NaN or infinite; joint slots {bad[:5].tolist()}); "
+            "re-export the skin",
         )
     return mats[:n]
 
