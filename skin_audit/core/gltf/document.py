@@ -75,7 +75,7 @@ class UriProblem:
     validator_code: str | None
 
 
-class _Buffers:
+class LazyBuffers:
     """The file's buffers, each read on first use only (an unused buffer is never opened).
 
     ``buffers[i]`` is the bytes of buffer ``i``, cut to its ``byteLength``; ``len(buffers)``
@@ -112,7 +112,7 @@ class GltfDocument:
 
     path: Path
     json: dict[str, Any]
-    buffers: _Buffers
+    buffers: LazyBuffers
     #: Buffer and image uris that leave the asset's folder (reported, see ``uri_problems``).
     outside_uris: tuple[UriProblem, ...] = ()
 
@@ -176,7 +176,7 @@ def load_gltf(path: str | Path) -> GltfDocument:
             f"{p.name}: requires {', '.join(compressed)}, which this reader does not decode; "
             "export without mesh compression to audit the file"
         )
-    return GltfDocument(path=p, json=doc_json, buffers=_Buffers(p, doc_json, glb_bin),
+    return GltfDocument(path=p, json=doc_json, buffers=LazyBuffers(p, doc_json, glb_bin),
                         outside_uris=uri_problems(doc_json))
 
 
