@@ -35,10 +35,12 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
+from concurrent.futures import CancelledError
 from dataclasses import asdict
 from typing import Any, TextIO
 
 from ..core.errors import InputError
+from ..core.input_guard import one_line
 from .local import BatchResult, advance, expand, finish, start_progress, unusable
 from .process import _PACKAGE, Outcome, WorkerConfig, WorkerProcess, to_file_audit
 
@@ -201,6 +203,11 @@ def audit_paths_on_cluster(
                 answer = {"outcome": asdict(Outcome(path, reason="lost", error=(
                     f"{path}: its Dask workers were lost as often as the scheduler allows (KilledWorker: {first}); "
                     "if the file itself takes workers down, audit it alone with --jobs 1")))}
+            except CancelledError as exc:  # the scheduler was lost (Dask cancels every future at once)
+                reason = one_line(str(exc)).split(". ")[0]
+                answer = {"outcome": asdict(Outcome(path, reason="lost", error=(
+                    f"{path}: not audited: the connection to the Dask scheduler at {scheduler} was lost "
+                    f"({reason}); check the scheduler and run again")))}
             except Exception as exc:  # raised by the task on the worker, after its retry
                 answer = {"outcome": asdict(Outcome(path, reason="task", error=(
                     f"{path}: the Dask task failed ({type(exc).__name__}: {exc}); check that every worker "

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -72,7 +73,7 @@ def _cluster(tmp_path, worker_has_skin_audit: bool):
                 start_new_session=True))
         with distributed.Client(address, timeout=60) as client:
             client.wait_for_workers(1, timeout=START_SECONDS)
-        yield address
+        yield address, started[0]
     finally:
         for proc in reversed(started):
             _stop(proc)
@@ -80,12 +81,20 @@ def _cluster(tmp_path, worker_has_skin_audit: bool):
 
 @pytest.fixture
 def scheduler_without_skin_audit(tmp_path):
-    yield from _cluster(tmp_path, worker_has_skin_audit=True)
+    for address, _scheduler in _cluster(tmp_path, worker_has_skin_audit=True):
+        yield address
 
 
 @pytest.fixture
 def cluster_without_skin_audit(tmp_path):
-    yield from _cluster(tmp_path, worker_has_skin_audit=False)
+    for address, _scheduler in _cluster(tmp_path, worker_has_skin_audit=False):
+        yield address
+
+
+@pytest.fixture
+def killable_scheduler(tmp_path):
+    """(address, scheduler process) of a scheduler and one worker with skin_audit."""
+    yield from _cluster(tmp_path, worker_has_skin_audit=True)
 
 
 def test_a_scheduler_without_skin_audit_runs_the_audit(scheduler_without_skin_audit, bpy, options):
@@ -107,3 +116,38 @@ def test_a_worker_without_skin_audit_is_named_in_the_files_error(cluster_without
     assert entry["status"] == "error" and entry["error_kind"] == "internal", entry
     assert "ModuleNotFoundError" in entry["message"] and "'skin_audit'" in entry["message"], entry
     assert "check that every worker has skin_audit and bpy" in entry["message"]
+
+
+def test_a_scheduler_lost_in_the_middle_of_a_run_ends_it_with_each_file_reported(killable_scheduler, bpy, options,
+                                                                                 tmp_path):
+    """The file hangs in its audit (tests/batch/fault_worker.py); the scheduler is killed once its task runs."""
+    import threading
+
+    from skin_audit.batch.cluster import audit_paths_on_cluster
+
+    from .helpers import fault_command
+
+    address, scheduler = killable_scheduler
+    got: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            got["result"] = audit_paths_on_cluster([SMALL], options, scheduler=address, stream=io.StringIO(),
+                                                   command=fault_command(hang_on=Path(SMALL).name))
+        except BaseException as exc:  # handed to the test's thread
+            got["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    with distributed.Client(address, timeout=60) as client:
+        deadline = time.monotonic() + START_SECONDS
+        while not any(client.processing().values()):  # the file's task is running on the worker
+            assert time.monotonic() < deadline and thread.is_alive(), got
+            time.sleep(0.5)
+    os.killpg(scheduler.pid, signal.SIGKILL)
+    thread.join(START_SECONDS)
+    assert not thread.is_alive(), "the run still waits on a scheduler that is gone"
+    assert "result" in got, got
+    (entry,) = [fa.to_dict() for fa in got["result"].files]
+    assert entry["status"] == "error" and entry["error_kind"] == "input", entry  # exit 2: not our bug
+    assert "connection to the Dask scheduler" in entry["message"] and address in entry["message"], entry
