@@ -313,7 +313,5 @@ def to_file_audit(outcome: Outcome) -> Any:
 
     if outcome.file_audit is not None:
         return decode_file_audit(outcome.file_audit)
-    kind = {"error_kind": "internal" if outcome.reason in INTERNAL_REASONS else "input"}
-    # error_kind arrives with the hostile-input work (issue 8); until then FileAudit has no such field.
-    return FileAudit(outcome.path, "error", message=outcome.error,
-                     **(kind if "error_kind" in FileAudit.__dataclass_fields__ else {}))
+    kind = "internal" if outcome.reason in INTERNAL_REASONS else "input"
+    return FileAudit(outcome.path, "error", message=outcome.error, error_kind=kind)

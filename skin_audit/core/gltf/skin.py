@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Skins (glTF 2.0, 3.7.3): joint matrices at a pose and the skinned primitives' data.
 
-SPEC section 4: ``JOINTS_n`` values index ``skin.joints`` (not nodes); a skin without
+``JOINTS_n`` values index ``skin.joints`` (not nodes); a skin without
 ``inverseBindMatrices`` uses identity matrices; the skinned mesh node's own transform is
 ignored when skinning (3.7.3.3), so joint matrices are ``world(joint) @ IBM``.
 """
