@@ -289,6 +289,9 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
 
     targets = _report_targets(args)  # fail before any work
     config_path = Path(args.config) if args.config else find_config(args.paths)
+    if args.config and config_path.exists() and not config_path.is_file():  # a FIFO would block the read
+        raise InputError(f"--config {args.config!r} is not a regular file (a FIFO, a device or a folder); "
+                         "give the TOML file")
     # A config's [audit] target must name an engine target (docs/engines.md), said with the file and key.
     config = load_config(config_path, known_targets=_target_names()) if config_path is not None else AuditConfig()
     fields = {f.name for f in dataclasses.fields(AuditOptions)}

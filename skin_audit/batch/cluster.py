@@ -35,15 +35,19 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
+from concurrent.futures import CancelledError
 from dataclasses import asdict
 from typing import Any, TextIO
 
 from ..core.errors import InputError
+from ..core.input_guard import one_line
 from .local import BatchResult, advance, expand, finish, start_progress, unusable
-from .process import Outcome, WorkerConfig, WorkerProcess, to_file_audit
+from .process import _PACKAGE, Outcome, WorkerConfig, WorkerProcess, to_file_audit
 
 #: Seconds the client waits for the scheduler to answer.
 CONNECT_TIMEOUT_SECONDS = 30.0
+#: Seconds beyond CONNECT_TIMEOUT_SECONDS the client waits before giving up on a silent peer.
+CONNECT_GRACE_SECONDS = 5.0
 #: Task retries after an exception in the task (not worker losses: see the module docstring).
 TASK_RETRIES = 1
 
@@ -101,19 +105,55 @@ def audit_task(path: str, config: dict[str, Any], file_timeout: float | None) ->
 
 # ---------------------------------------------------------------- on the client
 
+#: The task as the scheduler sees it: Python's own ``eval`` of this fixed expression, with the
+#: package name and the arguments as plain data.  The scheduler unpickles every task it is sent;
+#: ``audit_task`` itself would be pickled by reference to skin_audit, so a scheduler without
+#: skin_audit installed would fail every file ("Error during deserialization of the task graph").
+#: This way only the Dask workers import skin_audit, when the task runs.  The expression never
+#: holds a file path or any other value: those travel in ``ARGS``.
+TASK_EXPRESSION = "__import__(PACKAGE + '.batch.cluster', fromlist=['audit_task']).audit_task(*ARGS)"
+
+
+def task_call(path: str, config: dict[str, Any], file_timeout: float | None) -> tuple[Any, ...]:
+    """``client.submit`` arguments running ``audit_task(path, config, file_timeout)`` on a Dask worker,
+    made of the standard library only (``builtins.eval``, a str, a dict of JSON-like values)."""
+    return (eval, TASK_EXPRESSION, {"PACKAGE": _PACKAGE, "ARGS": [path, config, file_timeout]})
+
+
 
 def _connect(scheduler: str, timeout: float) -> Any:
+    """A Client of the scheduler, or InputError within ``timeout`` (+ a few seconds) whatever the
+    other end does: Dask's own timeout covers the TCP connect, not a peer that accepts and then
+    never answers its handshake, so the Client is made on a thread that is waited for with a bound."""
     try:
         from distributed import Client
     except ImportError as exc:
         raise InputError("--scheduler needs Dask: install it with `pip install 'skin_audit[cluster]'` "
                          f"(or `pip install -r requirements-dev.txt`) ({exc})") from exc
-    try:
-        return Client(scheduler, timeout=timeout, set_as_default=False)
-    except Exception as exc:  # refused, timed out, a malformed address, or an answer that is not Dask's
-        raise InputError(f"cannot reach the Dask scheduler at {scheduler!r} ({type(exc).__name__}: "
-                         f"{str(exc)[:300]}); start one with "
-                         "`dask scheduler` and workers with `dask worker ADDRESS` (docs/scale.md)") from exc
+    made: dict[str, Any] = {}
+
+    def make() -> None:
+        try:
+            made["client"] = Client(scheduler, timeout=timeout, set_as_default=False)
+        except BaseException as exc:  # handed to the caller's thread below
+            made["error"] = exc
+
+    thread = threading.Thread(target=make, name="skin_audit-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + CONNECT_GRACE_SECONDS)
+    advice = "start one with `dask scheduler` and workers with `dask worker ADDRESS` (docs/scale.md)"
+    if thread.is_alive():
+        raise InputError(f"the Dask scheduler at {scheduler!r} accepted the connection but did not answer within "
+                         f"{timeout + CONNECT_GRACE_SECONDS:g} s; is it a Dask scheduler? {advice}")
+    if "client" in made:
+        return made["client"]
+    exc = made["error"]
+    if isinstance(exc, (OSError, TimeoutError)):
+        raise InputError(f"cannot reach the Dask scheduler at {scheduler!r} ({exc}); {advice}") from exc
+    if isinstance(exc, Exception):  # garbage on the port: Dask fails to decode it (MemoryError, ValueError ...)
+        raise InputError(f"{scheduler!r} does not speak Dask's protocol ({type(exc).__name__}: "
+                         f"{str(exc)[:200]}); is it a Dask scheduler? {advice}") from exc
+    raise exc
 
 
 def audit_paths_on_cluster(
@@ -150,7 +190,7 @@ def audit_paths_on_cluster(
     futures: dict[Any, int] = {}
     try:
         for index, path in todo:
-            future = client.submit(audit_task, path, config, file_timeout, key=f"skin_audit-{run}-{index}",
+            future = client.submit(*task_call(path, config, file_timeout), key=f"skin_audit-{run}-{index}",
                                    pure=False, retries=TASK_RETRIES)
             futures[future] = index
         for future in as_completed(list(futures), loop=client.loop):
@@ -163,6 +203,11 @@ def audit_paths_on_cluster(
                 answer = {"outcome": asdict(Outcome(path, reason="lost", error=(
                     f"{path}: its Dask workers were lost as often as the scheduler allows (KilledWorker: {first}); "
                     "if the file itself takes workers down, audit it alone with --jobs 1")))}
+            except CancelledError as exc:  # the scheduler was lost (Dask cancels every future at once)
+                reason = one_line(str(exc)).split(". ")[0]
+                answer = {"outcome": asdict(Outcome(path, reason="lost", error=(
+                    f"{path}: not audited: the connection to the Dask scheduler at {scheduler} was lost "
+                    f"({reason}); check the scheduler and run again")))}
             except Exception as exc:  # raised by the task on the worker, after its retry
                 answer = {"outcome": asdict(Outcome(path, reason="task", error=(
                     f"{path}: the Dask task failed ({type(exc).__name__}: {exc}); check that every worker "

@@ -13,15 +13,50 @@ from typing import Any
 
 from ..core.errors import InputError
 
+#: The longest --file-timeout: a week (a wait must stay a number every clock and select() can hold).
+MAX_FILE_TIMEOUT_SECONDS = 7 * 24 * 3600.0
+#: The largest --file-memory-mb: 16 TiB (address-space limits are 64-bit byte counts).
+MAX_FILE_MEMORY_MB = 1 << 24
+#: Dask's address schemes (distributed.comm): what --scheduler may start with.
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+
 
 def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    if not math.isfinite(value) or not 0 < value <= MAX_FILE_TIMEOUT_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0 and at most "
+                                         f"{MAX_FILE_TIMEOUT_SECONDS:.0f} (7 days), got {text!r}")
     return value
+
+
+def _megabytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of MB, got {text!r}") from None
+    if not 1 <= value <= MAX_FILE_MEMORY_MB:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_FILE_MEMORY_MB} MB (16 TiB), got {value}")
+    return value
+
+
+def _scheduler(text: str) -> str:
+    """``SCHEME://HOST:PORT`` (``HOST:PORT`` means tcp), checked before any connection is tried."""
+    import urllib.parse
+
+    address = text if "://" in text else f"tcp://{text}"
+    usage = f"expected tcp://HOST:PORT (or {', '.join(SCHEDULER_SCHEMES[1:])}), got {text!r}"
+    try:
+        parts = urllib.parse.urlsplit(address)
+        port = parts.port
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{usage}: {exc}") from None
+    if parts.scheme not in SCHEDULER_SCHEMES or not parts.hostname or port is None or port == 0 \
+            or parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise argparse.ArgumentTypeError(usage)
+    return address
 
 
 def add_arguments(audit: argparse.ArgumentParser) -> None:
@@ -33,10 +68,10 @@ def add_arguments(audit: argparse.ArgumentParser) -> None:
                             "or hangs costs only itself (default: one per core when there is more than one file)")
     audit.add_argument("--file-timeout", type=_seconds, default=None, metavar="SECONDS",
                        help="stop a file's worker after this long and report the file as an error")
-    audit.add_argument("--file-memory-mb", type=_positive_int, default=None, metavar="MB",
+    audit.add_argument("--file-memory-mb", type=_megabytes, default=None, metavar="MB",
                        help="address space one file may add to its worker's Blender (Linux); best with "
                             "--file-timeout, as Blender may hang rather than fail when memory runs out")
-    audit.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+    audit.add_argument("--scheduler", type=_scheduler, metavar="tcp://HOST:PORT",
                        help="send the files to this Dask cluster; workers read them from the same paths "
                             "(pip install 'skin_audit[cluster]'; docs/scale.md)")
 

@@ -123,7 +123,14 @@ def audit_paths_parallel(
             if item is None:
                 return
             index, path = item
-            done.put((index, worker.audit(path, file_timeout)))
+            try:
+                outcome = worker.audit(path, file_timeout)
+            except BaseException as exc:  # never leave the main thread waiting for this file
+                worker.kill()
+                outcome = Outcome(path, reason="internal", error=(
+                    f"{path}: the thread waiting on its worker failed ({type(exc).__name__}: {exc}); "
+                    "a skin_audit bug, please report it"))
+            done.put((index, outcome))
 
     threads = [threading.Thread(target=run, args=(w,), name=f"skin_audit-worker-{n}", daemon=True)
                for n, w in enumerate(workers)]

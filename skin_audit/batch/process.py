@@ -29,6 +29,8 @@ from .worker import PROTOCOL
 START_TIMEOUT_SECONDS = 300.0
 #: Seconds a worker gets to leave on its own after its input closes, before it is killed.
 STOP_GRACE_SECONDS = 5.0
+#: The longest single wait on a worker's pipe (looped until the file's deadline).
+READ_POLL_SECONDS = 60.0
 #: Lines of a dead worker's stderr passed on to the log.
 STDERR_TAIL_LINES = 20
 
@@ -254,6 +256,8 @@ class WorkerProcess:
             wait = None if deadline is None else deadline - time.monotonic()
             if wait is not None and wait <= 0:
                 raise TimeoutError
+            # Waits of at most a minute, looped: any deadline stays a number select() can hold.
+            wait = READ_POLL_SECONDS if wait is None else min(wait, READ_POLL_SECONDS)
             try:
                 readable, _, _ = select.select([fd], [], [], wait)
             except (OSError, ValueError):  # closed by kill() from another thread
@@ -309,7 +313,5 @@ def to_file_audit(outcome: Outcome) -> Any:
 
     if outcome.file_audit is not None:
         return decode_file_audit(outcome.file_audit)
-    kind = {"error_kind": "internal" if outcome.reason in INTERNAL_REASONS else "input"}
-    # error_kind arrives with the hostile-input work (issue 8); until then FileAudit has no such field.
-    return FileAudit(outcome.path, "error", message=outcome.error,
-                     **(kind if "error_kind" in FileAudit.__dataclass_fields__ else {}))
+    kind = "internal" if outcome.reason in INTERNAL_REASONS else "input"
+    return FileAudit(outcome.path, "error", message=outcome.error, error_kind=kind)

@@ -203,6 +203,7 @@ def serve(argv: Sequence[str]) -> int:
     import bpy
 
     from ..blender.run.audit_files import audit_paths  # noqa: F401  (imported now: part of start-up)
+    from ..blender.run.guarded import set_memory_errors_fatal
     from ..core.heap import keep_freed_memory
     from ..core.maths.parallel import warm_up
 
@@ -213,6 +214,7 @@ def serve(argv: Sequence[str]) -> int:
     warm_up()  # the blend threads' stacks and arenas belong to start-up, not to the first file's budget
 
     options = options_from_dict(json.loads(args.options_json))
+    set_memory_errors_fatal(True)  # a file's MemoryError reaches the handler below, not the audit's guard
     _send(channel, {"ready": True, "protocol": PROTOCOL, "pid": os.getpid(),
                     "blender_version": bpy.app.version_string,
                     "startup_seconds": time.perf_counter() - started,
@@ -231,7 +233,9 @@ def serve(argv: Sequence[str]) -> int:
             fatal = True  # Blender's state after a failed allocation is not to be trusted
             reply["error"] = (f"{path}: out of memory: auditing this file needed more than "
                               f"{args.memory_mb} MB on top of Blender's own (--file-memory-mb); "
-                              "raise the limit or audit it on a larger machine")
+                              "raise the limit or audit it on a larger machine") if args.memory_mb is not None \
+                else (f"{path}: out of memory: auditing this file needed more memory than this machine gave "
+                      "its worker; audit it on a larger machine")
         except Exception as exc:  # the project's errors are already results; this is a bug
             fatal = True
             reply["error"] = (f"{path}: internal error in the audit ({type(exc).__name__}: {exc}); "

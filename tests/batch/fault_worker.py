@@ -11,6 +11,8 @@ package: no environment variable or option of skin_audit can trigger them.
 - ``--crash-on``: the worker sends itself SIGSEGV (as Blender crashing on a file would);
 - ``--hang-on``: it sleeps far past any test's --file-timeout;
 - ``--hog-on``: it allocates 4 GB with numpy (under --file-memory-mb: a real MemoryError);
+- ``--hog-inside-on``: the same inside the audit's own guard (``guarded_audit``), where a large
+  rig's arrays run out of memory;
 - ``--kill-parent-on``: it SIGKILLs its parent (a Dask worker lost mid-task);
 - ``--kill-parent-once-on NAME:MARKER``: the same, the first time only (MARKER is a file it creates).
 """
@@ -29,7 +31,7 @@ def main() -> None:
     argv = sys.argv[1:]
     split = argv.index("--")
     parser = argparse.ArgumentParser()
-    for hook in ("crash-on", "hang-on", "hog-on", "kill-parent-on", "kill-parent-once-on"):
+    for hook in ("crash-on", "hang-on", "hog-on", "hog-inside-on", "kill-parent-on", "kill-parent-once-on"):
         parser.add_argument(f"--{hook}", action="append", default=[])
     faults = parser.parse_args(argv[:split])
     once = dict(spec.split(":", 1) for spec in faults.kill_parent_once_on)
@@ -57,6 +59,19 @@ def main() -> None:
         return real(path, options, object_name)
 
     worker.audit_one = audit_one
+    if faults.hog_inside_on:
+        from skin_audit.blender.run import audit_files
+
+        real_file = audit_files.audit_file
+
+        def audit_file(path, options, object_name=None):
+            if Path(path).name in faults.hog_inside_on:
+                import numpy as np
+
+                np.ones(2**29)  # 4 GB of float64, asked for where the audit's arrays are
+            return real_file(path, options, object_name)
+
+        audit_files.audit_file = audit_file
     code = worker.serve(argv[split + 1:])
     sys.stdout.flush()
     sys.stderr.flush()

@@ -2,9 +2,10 @@
 """One hostile file never costs the run: checks before and after loading, and the
 guard around each file's audit.
 
-- before an import: a binary FBX's record structure is walked (core/fbx_check.py)
-  so a corrupt body is refused in milliseconds instead of costing the importer
-  tens of seconds and gigabytes;
+- before an import: the input must be a regular file (a FIFO would block the importer);
+  a binary FBX's record structure is walked (core/fbx_check.py) and a glTF file read by
+  our reader (core/gltf/checks.check_before_import), so a corrupt body is refused in
+  milliseconds instead of costing the importer tens of seconds and gigabytes;
 - after an import: a SIGINT the importer swallowed is raised again, and a .blend
   whose linked libraries are missing is refused naming each library by path;
 - around the audit: any exception of ours becomes a one-line ``error`` entry
@@ -14,6 +15,7 @@ guard around each file's audit.
 
 from __future__ import annotations
 
+import stat
 import sys
 import traceback
 from collections.abc import Callable
@@ -27,12 +29,27 @@ from ...core.audit.options import AuditOptions
 from ...core.audit.report import FileAudit
 from ...core.errors import InputError
 from ...core.fbx_check import fbx_structure_problem
+from ...core.gltf.checks import check_before_import as check_gltf_before_import
+from ...core.gltf.document import GltfError, load_gltf
 from ...core.input_guard import file_message, one_line
 from ...core.interrupt import raise_if_interrupted
 
 
 def check_before_import(path: Path) -> None:
     """Refuse a file whose structure would send the importer into unbounded work."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
+    if not stat.S_ISREG(mode):  # a FIFO would block the importer, a device never end
+        raise InputError(f"{path}: not a regular file (a FIFO, a device or a folder); not imported")
+    if path.suffix.lower() in (".gltf", ".glb"):
+        # The reader's structure checks first: a file they refuse costs a moment, not the importer's minutes.
+        try:
+            check_gltf_before_import(load_gltf(path))
+        except GltfError as exc:
+            problem = str(exc).removeprefix(f"{path.name}: ")
+            raise InputError(f"{path}: cannot be read, not imported: {problem}") from exc
     if path.suffix.lower() == ".fbx":
         try:
             problem = fbx_structure_problem(path)
@@ -80,12 +97,30 @@ def read_error(path: Path, exc: BaseException) -> InputError:
     return InputError(file_message(path, f"cannot be read ({one_line(str(exc))})"))
 
 
+_memory_errors_fatal = False
+
+
+def set_memory_errors_fatal(fatal: bool) -> None:
+    """In a batch worker (True): a MemoryError leaves ``guarded_audit`` for the worker, which
+    reports it against ``--file-memory-mb`` and stops (Blender after a failed allocation is not to
+    be trusted).  Otherwise (the default) the file gets an 'input' error entry and the run goes on."""
+    global _memory_errors_fatal
+    _memory_errors_fatal = fatal
+
+
 def guarded_audit(audit_file: Callable[[Path, AuditOptions, str | None], FileAudit], path: Path,
                   options: AuditOptions, object_name: str | None = None) -> FileAudit:
     """``audit_file`` that always returns: an ``ok`` entry with finite numbers, or an ``error``
     entry with one line naming the file (``error_kind`` 'internal' for a bug of ours)."""
     try:
         result = audit_file(path, options, object_name)
+    except MemoryError:
+        raise_if_interrupted()
+        if _memory_errors_fatal:
+            raise  # a batch worker: it reports the file against --file-memory-mb and is replaced
+        return FileAudit(str(path), "error", error_kind="input", message=file_message(
+            path, "out of memory: auditing this file needed more memory than this machine gave the process; "
+                  "audit it on a larger machine"))
     except Exception as exc:  # a bug of ours on this file: report it, keep the other files
         raise_if_interrupted()
         sys.stderr.write(f"skin_audit: internal error on {path}:\n{traceback.format_exc()}")

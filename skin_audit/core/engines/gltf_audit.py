@@ -383,4 +383,5 @@ GLTF_CODES = frozenset({
     "gltf-weights-not-normalised", "gltf-joint-out-of-range", "gltf-joint-repeated", "gltf-weight-negative",
     "gltf-joint-on-zero-weight", "gltf-rotation-not-unit", "gltf-blender-clamps-weight", "gltf-blender-merges-sets",
     "gltf-blender-changes-weights", "gltf-not-compared", *BABYLON_CODES,
+    "gltf-animation-time-negative", "gltf-draco-undecodable", "gltf-uri-outside-folder",
 })

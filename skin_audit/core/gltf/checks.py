@@ -17,6 +17,7 @@ Findings are per primitive; ``details['validator_code']`` is the validator's cod
 
 from __future__ import annotations
 
+import stat
 from typing import Any
 
 import numpy as np
@@ -24,8 +25,9 @@ from numpy.typing import NDArray
 
 from ..findings import Finding, Severity
 from .animation import read_sampler
-from .document import GltfDocument
-from .skin import SkinnedPrimitive, skin_joints, skinned_primitives
+from .document import GltfDocument, GltfError, read_accessor, uri_target, view_bytes
+from .scene import node_parents, rest_transforms
+from .skin import SkinnedPrimitive, inverse_bind_matrices, skin_joints, skinned_primitives
 
 #: glTF-Validator: the float32 sum of the weights may miss 1 by this much per weight summed.
 UNIT_SUM_THRESHOLD_PER_WEIGHT = 2e-7
@@ -295,12 +297,176 @@ def _once_per_file(found: list[Finding]) -> list[Finding]:
     return rest[:first] + [merged] + rest[first:]
 
 
+def negative_time_checks(doc: GltfDocument) -> list[Finding]:
+    """Animation key times below 0 (ACCESSOR_ANIMATION_INPUT_NEGATIVE), once per input accessor.
+
+    3.11: ``time[0] >= 0``.  Runtimes start a clip at 0, so keys before it are never shown,
+    and Blender's importer puts them on negative frames.  ``vertices`` holds the key indices.
+    """
+    out = []
+    seen: set[int] = set()
+    for a, anim in enumerate(doc.items("animations")):
+        samplers = anim.get("samplers", [])
+        for si, sampler in enumerate(samplers if isinstance(samplers, list) else []):
+            index = sampler.get("input") if isinstance(sampler, dict) else None
+            if not isinstance(index, int) or isinstance(index, bool) or index in seen:
+                continue
+            seen.add(index)
+            times = read_accessor(doc, index, f"animation {a} sampler {si} input")[:, 0]
+            bad = np.flatnonzero(times < 0)
+            if not len(bad):
+                continue
+            out.append(Finding(
+                code="gltf-animation-time-negative",
+                severity="ERROR",
+                message=(f"animation {a} sampler {si}: {len(bad)} key times are negative (first "
+                         f"{float(times[bad[0]]):g} s at key {int(bad[0])}, accessor {index}); glTF 3.11 "
+                         "requires times >= 0: runtimes start the clip at 0 and never show those keys, "
+                         "Blender's importer puts them on negative frames"),
+                count=int(len(bad)),
+                vertices=tuple(int(b) for b in bad),
+                details={"validator_code": "ACCESSOR_ANIMATION_INPUT_NEGATIVE", "validator_count": int(len(bad)),
+                         "where": f"animation {a} sampler {si}", "accessor": index,
+                         "first_time": float(times[bad[0]])},
+            ))
+    return out
+
+
+DRACO_EXTENSION = "KHR_draco_mesh_compression"
+#: Draco bitstream versions a decoder reads (draco/compression/config/draco_options.h:
+#: kDracoMeshBitstreamVersionMajor 2, minor 2; major 1 is still decoded).
+_DRACO_VERSIONS = {1: range(0, 4), 2: range(0, 3)}
+
+
+def _draco_problem(doc: GltfDocument, ext: Any) -> str:
+    """Why a primitive's Draco data cannot be decoded ('' when its header is a Draco mesh's).
+
+    The header only (Draco's ``DecodeHeader``): "DRACO", a known version, encoder type 1
+    (triangular mesh, which glTF requires) and a known method (0 sequential, 1 edgebreaker).
+    A body corrupt past a good header is not seen here.
+    """
+    if not isinstance(ext, dict):
+        return "the extension is not a JSON object"
+    view = ext.get("bufferView")
+    try:
+        data, _stride = view_bytes(doc, view, "KHR_draco_mesh_compression")
+    except GltfError as exc:
+        return f"its bufferView cannot be read ({exc})"
+    if len(data) < 11 or data[:5] != b"DRACO":
+        return f"bufferView {view} does not start with a Draco header (b'DRACO'; found {bytes(data[:8])!r})"
+    major, minor, encoder, method = data[5], data[6], data[7], data[8]
+    if minor not in _DRACO_VERSIONS.get(major, range(0)):
+        return f"bufferView {view} holds Draco bitstream version {major}.{minor}, which no Draco decoder reads"
+    if encoder != 1:
+        return f"bufferView {view} holds a Draco {'point cloud' if encoder == 0 else f'encoder type {encoder}'}, " \
+               "not a triangular mesh"
+    if method not in (0, 1):
+        return f"bufferView {view} names Draco encoding method {method}, not sequential (0) or edgebreaker (1)"
+    return ""
+
+
+def draco_checks(doc: GltfDocument) -> list[Finding]:
+    """Primitives whose KHR_draco_mesh_compression data a Draco decoder cannot read.
+
+    The reader (and this audit) reads the uncompressed fallback attributes, which a file that
+    does not *require* the extension must carry; engines that decode Draco (three.js with its
+    DRACOLoader, Babylon, Blender's importer) read the compressed data instead and drop the
+    primitive when it does not decode, so what they show differs from what is audited.
+    """
+    out = []
+    for m, mesh in enumerate(doc.items("meshes")):
+        prims = mesh.get("primitives", [])
+        for p, prim in enumerate(prims if isinstance(prims, list) else []):
+            extensions = prim.get("extensions") if isinstance(prim, dict) else None
+            if not isinstance(extensions, dict) or DRACO_EXTENSION not in extensions:
+                continue
+            problem = _draco_problem(doc, extensions[DRACO_EXTENSION])
+            if problem:
+                out.append(Finding(
+                    code="gltf-draco-undecodable",
+                    severity="ERROR",
+                    message=(f"mesh {m} primitive {p}: its {DRACO_EXTENSION} data cannot be decoded: {problem}; "
+                             "the audit reads the uncompressed fallback, but engines that decode Draco drop this "
+                             "primitive: re-export with Draco compression or without it"),
+                    count=1,
+                    details={"validator_code": None, "validator_count": 0, "where": f"mesh {m} primitive {p}",
+                             "problem": problem},
+                ))
+    return out
+
+
+def uri_checks(doc: GltfDocument) -> list[Finding]:
+    """Buffer and image uris that leave the asset's folder (NON_RELATIVE_URI for absolute ones)."""
+    problems = doc.outside_uris
+    if not problems:
+        return []
+    listed = "; ".join(f"{kind[:-1]} {index} {uri[:80]!r}" for kind, index, uri, _ in
+                       ((q.kind, q.index, q.uri, q.validator_code) for q in problems[:_SHOWN]))
+    flagged = sum(q.validator_code is not None for q in problems)
+    return [Finding(
+        code="gltf-uri-outside-folder",
+        severity="WARNING",
+        message=(f"{len(problems)} buffer or image uris leave the asset's folder ({listed}"
+                 f"{'; ...' if len(problems) > _SHOWN else ''}); the asset breaks when its folder is moved or "
+                 "published: keep every file beside the .gltf (or in a folder below it) under a relative uri"),
+        count=len(problems),
+        details={"validator_code": "NON_RELATIVE_URI" if flagged else None, "validator_count": flagged,
+                 "where": "buffers and images",
+                 "uris": [{"kind": q.kind, "index": q.index, "uri": q.uri, "validator_code": q.validator_code}
+                          for q in problems]},
+    )]
+
+
 def file_checks(doc: GltfDocument) -> list[Finding]:
     """Every file-level finding: influences of each skinned primitive (joints on zero-weight slots
-    once for the file), then rotation keyframes."""
+    once for the file), rotation keyframes, negative key times, undecodable Draco data and uris
+    that leave the asset's folder."""
     out: list[Finding] = []
     for prim in skinned_primitives(doc):
         out.extend(influence_checks(doc, prim))
     out = _once_per_file(out)
     out.extend(rotation_checks(doc))
+    out.extend(negative_time_checks(doc))
+    out.extend(draco_checks(doc))
+    out.extend(uri_checks(doc))
     return out
+
+
+#: Every code ``file_checks`` can report.
+FILE_CHECK_CODES = frozenset({
+    "gltf-weights-not-normalised", "gltf-joint-out-of-range", "gltf-joint-repeated", "gltf-weight-negative",
+    "gltf-joint-on-zero-weight", "gltf-rotation-not-unit", "gltf-blender-clamps-weight", "gltf-blender-merges-sets",
+    "gltf-animation-time-negative", "gltf-draco-undecodable", "gltf-uri-outside-folder",
+})
+
+
+def check_before_import(doc: GltfDocument) -> None:
+    """What the audit reads from the file, read before Blender's importer runs (GltfError on a fault).
+
+    The same reads the audit makes after the import (the node tree, each used skin's joints and
+    inverse bind matrices, the skinned primitives, the file checks), so a file they refuse is
+    refused in a moment instead of after the importer's minutes; nothing is refused that the
+    audit would have accepted.  Also refused: a buffer some bufferView uses, or an image, whose
+    uri names a FIFO, a device or a folder (the importer would open it and wait or never end).
+    """
+    for kind in ("buffers", "images"):
+        used = {v.get("buffer") for v in doc.items("bufferViews") if isinstance(v, dict)} if kind == "buffers" \
+            else None
+        for index, entry in enumerate(doc.items(kind)):
+            if used is not None and index not in used:
+                continue  # never opened, by us or by the importer
+            target = uri_target(doc, entry)
+            if target is None:
+                continue
+            try:
+                mode = target.stat().st_mode
+            except OSError:
+                continue  # missing: the importer and the reader say so themselves
+            if not stat.S_ISREG(mode):
+                raise doc.fail(f"{kind[:-1]} {index}", f"uri names {str(target)!r}, which is not a regular file; "
+                               "not imported (Blender's importer would wait on it or read it for ever)")
+    node_parents(doc)
+    rest_transforms(doc)
+    for prim in skinned_primitives(doc):
+        inverse_bind_matrices(doc, prim.skin)
+    file_checks(doc)

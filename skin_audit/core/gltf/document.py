@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import stat
 import struct
 import urllib.parse
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 import numpy as np
@@ -65,13 +67,62 @@ class GltfCompressedError(GltfError):
         self.extensions = extensions
 
 
+#: Why a buffer or image uri is flagged: it names a file outside the asset's folder.
+#: ``NON_RELATIVE_URI`` is the Khronos glTF-Validator's code (a scheme or an absolute path);
+#: a relative path that climbs out with ``..`` has none (the validator resolves it as given).
+NON_RELATIVE_URI = "NON_RELATIVE_URI"
+
+
+@dataclass(frozen=True)
+class UriProblem:
+    """A buffer or image uri that leaves the asset's folder (``kind`` 'buffers' or 'images')."""
+
+    kind: str
+    index: int
+    uri: str
+    validator_code: str | None
+
+
+class LazyBuffers:
+    """The file's buffers, each read on first use only (an unused buffer is never opened).
+
+    ``buffers[i]`` is the bytes of buffer ``i``, cut to its ``byteLength``; ``len(buffers)``
+    the number the JSON declares.  A buffer file is read only when it is a regular file, and
+    never more than its declared ``byteLength``.
+    """
+
+    def __init__(self, path: Path, doc_json: dict[str, Any], glb_bin: bytes | None) -> None:
+        declared = doc_json.get("buffers", [])
+        if not isinstance(declared, list):
+            raise GltfError(f"{path.name}: buffers must be a JSON array, found {type(declared).__name__}")
+        self._path = path
+        self._declared: list[Any] = declared
+        self._glb_bin = glb_bin
+        self._loaded: dict[int, bytes] = {}
+
+    def __len__(self) -> int:
+        return len(self._declared)
+
+    def __getitem__(self, index: int) -> bytes:
+        if index not in self._loaded:
+            self._loaded[index] = _load_buffer(self._path, index, self._declared[index], self._glb_bin)
+        return self._loaded[index]
+
+    @property
+    def loaded(self) -> tuple[int, ...]:
+        """Indices of the buffers read so far."""
+        return tuple(sorted(self._loaded))
+
+
 @dataclass(frozen=True)
 class GltfDocument:
-    """A parsed glTF asset: its JSON and the bytes of each buffer."""
+    """A parsed glTF asset: its JSON and the bytes of each buffer (read when first used)."""
 
     path: Path
     json: dict[str, Any]
-    buffers: tuple[bytes, ...]
+    buffers: LazyBuffers
+    #: Buffer and image uris that leave the asset's folder (reported, see ``uri_problems``).
+    outside_uris: tuple[UriProblem, ...] = ()
 
     def fail(self, where: str, problem: str) -> GltfError:
         """An error naming this file, the object (``accessor 3``) and the problem."""
@@ -96,7 +147,7 @@ class GltfDocument:
 
 
 def load_gltf(path: str | Path) -> GltfDocument:
-    """Read a .gltf or .glb file and every buffer it uses.
+    """Read a .gltf or .glb file; its buffers are read when an accessor first needs them.
 
     Parameters
     ----------
@@ -110,13 +161,11 @@ def load_gltf(path: str | Path) -> GltfDocument:
     Raises
     ------
     GltfError
-        Bad magic or version, truncated container or buffer, missing buffer file, invalid JSON.
+        Not a regular file, bad magic or version, truncated container, invalid JSON.  A used
+        buffer that is missing, truncated or not a regular file raises when it is read.
     """
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise GltfError(f"{p}: cannot read the file ({exc.strerror}); check the path") from exc
+    raw = _read_regular(p, None, f"{p}", "check the path")
     glb_bin: bytes | None = None
     if raw[:4] == b"glTF":
         doc_json, glb_bin = _parse_glb(p, raw)
@@ -124,18 +173,99 @@ def load_gltf(path: str | Path) -> GltfDocument:
         if p.suffix.lower() == ".glb":
             raise GltfError(f"{p.name}: bad magic {raw[:4]!r}; a .glb must start with b'glTF' (4.4.3)")
         doc_json = _parse_json(p, raw, "the file")
-    version = str(doc_json.get("asset", {}).get("version", ""))
+    asset = doc_json.get("asset", {})
+    version = str(asset.get("version", "") if isinstance(asset, dict) else "")
     if not version.startswith("2."):
         raise GltfError(f"{p.name}: asset.version is {version!r}; only glTF 2.x is read")
-    compressed = sorted(set(doc_json.get("extensionsRequired", [])) & _COMPRESSION_EXTENSIONS)
+    required = doc_json.get("extensionsRequired", [])
+    compressed = sorted(set(required if isinstance(required, list) else []) & _COMPRESSION_EXTENSIONS)
     if compressed:
         raise GltfCompressedError(
             f"{p.name}: requires {', '.join(compressed)}, which this reader does not decode; "
             "export without mesh compression to audit the file",
             tuple(compressed),
         )
-    buffers = _load_buffers(p, doc_json, glb_bin)
-    return GltfDocument(path=p, json=doc_json, buffers=buffers)
+    return GltfDocument(path=p, json=doc_json, buffers=LazyBuffers(p, doc_json, glb_bin),
+                        outside_uris=uri_problems(doc_json))
+
+
+def _read_regular(target: Path, limit: int | None, label: str, advice: str) -> bytes:
+    """At most ``limit`` bytes of ``target`` (all when None), refusing anything but a regular file.
+
+    The file is opened without blocking (a FIFO would wait for a writer for ever) and checked
+    with ``fstat`` before a byte is read (a device such as /dev/zero never ends).
+    """
+    try:
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise GltfError(f"{label}: cannot read {str(target)!r} ({exc.strerror}); {advice}") from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise GltfError(f"{label}: {str(target)!r} is not a regular file ({_file_kind(mode)}); "
+                            "a glTF file and its buffers must be ordinary files")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read() if limit is None else f.read(limit)
+    except OSError as exc:
+        raise GltfError(f"{label}: cannot read {str(target)!r} ({exc.strerror}); {advice}") from exc
+    finally:
+        os.close(fd)
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _uri_leaves_folder(uri: str) -> str | None | bool:
+    """False when ``uri`` stays in the asset's folder; else the validator's code for it (None: none)."""
+    if uri.startswith("data:"):
+        return False
+    parsed = urllib.parse.urlsplit(uri)
+    path = urllib.parse.unquote(parsed.path)
+    # A scheme (file:, http:), a network location or an absolute path: the validator's NON_RELATIVE_URI.
+    if parsed.scheme or parsed.netloc or path.startswith(("/", "\\")) or PureWindowsPath(path).drive:
+        return NON_RELATIVE_URI
+    depth = 0
+    for part in path.replace("\\", "/").split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif part not in ("", "."):
+            depth += 1
+    return False
+
+
+def uri_problems(doc_json: dict[str, Any]) -> tuple[UriProblem, ...]:
+    """Every buffer and image uri that names a file outside the asset's folder.
+
+    An asset that reaches outside its folder breaks when the folder is moved, published or
+    loaded over HTTP, and lets a file make the reader open any path (/dev/zero, a FIFO).
+    """
+    out = []
+    for kind in ("buffers", "images"):
+        entries = doc_json.get(kind, [])
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            uri = entry.get("uri") if isinstance(entry, dict) else None
+            if isinstance(uri, str):
+                code = _uri_leaves_folder(uri)
+                if code is not False:
+                    out.append(UriProblem(kind, index, uri, code if isinstance(code, str) else None))
+    return tuple(out)
+
+
+def uri_target(doc: GltfDocument, entry: Any) -> Path | None:
+    """The file a buffer or image entry's uri names (None for a ``data:`` uri or none at all)."""
+    uri = entry.get("uri") if isinstance(entry, dict) else None
+    if not isinstance(uri, str) or uri.startswith("data:"):
+        return None
+    return doc.path.parent / urllib.parse.unquote(uri)
 
 
 def _parse_json(p: Path, raw: bytes, what: str) -> dict[str, Any]:
@@ -178,39 +308,36 @@ def _parse_glb(p: Path, raw: bytes) -> tuple[dict[str, Any], bytes | None]:
     return doc_json, binary
 
 
-def _load_buffers(p: Path, doc_json: dict[str, Any], glb_bin: bytes | None) -> tuple[bytes, ...]:
-    out: list[bytes] = []
-    for i, buf in enumerate(doc_json.get("buffers", [])):
-        uri = buf.get("uri")
-        where = f"{p.name}: buffer {i}"
-        if uri is None:
-            # 4.4.3.3: the buffer without uri is the GLB's BIN chunk (only the first buffer may be).
-            if i != 0 or glb_bin is None:
-                raise GltfError(f"{where}: has no uri and the file has no GLB binary chunk for it")
-            data = glb_bin
-        elif uri.startswith("data:"):
-            header, _, payload = uri.partition(",")
-            if not header.endswith(";base64"):
-                raise GltfError(f"{where}: data URI is not base64 ({header[:40]!r})")
-            try:
-                data = base64.b64decode(payload, validate=True)
-            except ValueError as exc:
-                raise GltfError(f"{where}: data URI is not valid base64 ({exc})") from exc
-        else:
-            target = p.parent / urllib.parse.unquote(uri)
-            try:
-                data = target.read_bytes()
-            except OSError as exc:
-                raise GltfError(
-                    f"{where}: cannot read {target.name!r} ({exc.strerror}); keep it beside the .gltf"
-                ) from exc
-        length = buf.get("byteLength")
-        if not isinstance(length, int) or length < 0:
-            raise GltfError(f"{where}: byteLength {length!r} is not a non-negative integer")
-        if len(data) < length:
-            raise GltfError(f"{where}: truncated: byteLength is {length} but only {len(data)} bytes are there")
-        out.append(data[:length])
-    return tuple(out)
+def _load_buffer(p: Path, i: int, buf: Any, glb_bin: bytes | None) -> bytes:
+    """Buffer ``i``'s bytes, cut to its byteLength; read only from a regular file, never past byteLength."""
+    where = f"{p.name}: buffer {i}"
+    if not isinstance(buf, dict):
+        raise GltfError(f"{where}: is not a JSON object")
+    length = buf.get("byteLength")
+    if not isinstance(length, int) or isinstance(length, bool) or length < 0:
+        raise GltfError(f"{where}: byteLength {length!r} is not a non-negative integer")
+    uri = buf.get("uri")
+    if uri is None:
+        # 4.4.3.3: the buffer without uri is the GLB's BIN chunk (only the first buffer may be).
+        if i != 0 or glb_bin is None:
+            raise GltfError(f"{where}: has no uri and the file has no GLB binary chunk for it")
+        data = glb_bin
+    elif not isinstance(uri, str):
+        raise GltfError(f"{where}: uri {uri!r} is not a string")
+    elif uri.startswith("data:"):
+        header, _, payload = uri.partition(",")
+        if not header.endswith(";base64"):
+            raise GltfError(f"{where}: data URI is not base64 ({header[:40]!r})")
+        try:
+            data = base64.b64decode(payload, validate=True)
+        except ValueError as exc:
+            raise GltfError(f"{where}: data URI is not valid base64 ({exc})") from exc
+    else:
+        target = p.parent / urllib.parse.unquote(uri)
+        data = _read_regular(target, length, where, "keep it beside the .gltf")
+    if len(data) < length:
+        raise GltfError(f"{where}: truncated: byteLength is {length} but only {len(data)} bytes are there")
+    return data[:length]
 
 
 def _int_field(doc: GltfDocument, obj: dict[str, Any], key: str, where: str, default: int | None = None) -> int:
@@ -231,7 +358,7 @@ def _element_layout(component_type: int, kind: str) -> tuple[int, int, int]:
     return 1, n, n * size
 
 
-def _view_bytes(doc: GltfDocument, view_index: Any, where: str) -> tuple[bytes, int | None]:
+def view_bytes(doc: GltfDocument, view_index: Any, where: str) -> tuple[bytes, int | None]:
     """The bytes of a buffer view and its byteStride (None when tightly packed)."""
     view = doc.item("bufferViews", view_index, where)
     vwhere = f"bufferView {view_index}"
@@ -262,7 +389,7 @@ def _strided(
     allow_stride: bool = True,
 ) -> NDArray[Any]:
     """``count`` elements read from a buffer view as stored: (count, components) of the file's dtype."""
-    data, stride = _view_bytes(doc, view_index, where)
+    data, stride = view_bytes(doc, view_index, where)
     dtype = np.dtype(COMPONENT_DTYPES[component_type])
     cols, rows, column_stride = _element_layout(component_type, kind)
     element = cols * column_stride if cols > 1 else rows * dtype.itemsize

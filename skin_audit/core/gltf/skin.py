@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Skins (glTF 2.0, 3.7.3): joint matrices at a pose and the skinned primitives' data.
 
-SPEC section 4: ``JOINTS_n`` values index ``skin.joints`` (not nodes); a skin without
+``JOINTS_n`` values index ``skin.joints`` (not nodes); a skin without
 ``inverseBindMatrices`` uses identity matrices; the skinned mesh node's own transform is
 ignored when skinning (3.7.3.3), so joint matrices are ``world(joint) @ IBM``.
 """
@@ -92,7 +92,8 @@ def inverse_bind_matrices(doc: GltfDocument, skin: int) -> NDArray[np.float64]:
     if len(bad):
         raise doc.fail(
             f"accessor {index} ({where})",
-            f"{len(bad)} inverse bind matrices are not finite (joint slots {bad[:5].tolist()}); re-export the skin",
+            f"{len(bad)} inverse bind matrices are not finite (NaN or infinite; joint slots {bad[:5].tolist()}); "
+            "re-export the skin",
         )
     return mats[:n]
 
