@@ -7,6 +7,8 @@ guard around each file's audit.
   tens of seconds and gigabytes;
 - after an import: a SIGINT the importer swallowed is raised again, and a .blend
   whose linked libraries are missing is refused naming each library by path;
+- a .blend this Blender refuses is named by the Blender that saved it when its header
+  says that one is newer (core/blend_header.py);
 - around the audit: any exception of ours becomes a one-line ``error`` entry
   marked ``internal`` (exit 3 at the end), the run goes on, and every number in
   the result is finite or null with a finding.
@@ -25,6 +27,7 @@ import bpy
 from ...core.audit.finite import finite_file_audit
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import FileAudit
+from ...core.blend_header import newer_blender_message
 from ...core.errors import InputError
 from ...core.fbx_check import fbx_structure_problem
 from ...core.input_guard import file_message, one_line
@@ -75,8 +78,13 @@ def check_after_load(path: Path) -> None:
 
 
 def read_error(path: Path, exc: BaseException) -> InputError:
-    """The importer's error (often a whole traceback) as one line naming the file."""
+    """The importer's error (often a whole traceback) as one line naming the file; for a .blend
+    saved by a newer Blender than this one, which Blender that was."""
     raise_if_interrupted()
+    if path.suffix.lower() == ".blend":
+        newer = newer_blender_message(path, tuple(bpy.app.version))
+        if newer is not None:
+            return InputError(file_message(path, f"cannot be read: {newer}"))
     return InputError(file_message(path, f"cannot be read ({one_line(str(exc))})"))
 
 
