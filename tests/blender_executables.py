@@ -7,9 +7,10 @@
   ``--command``: Debian trixie's 4.3, which CI runs in a chroot through a wrapper). Skipped
   when the variable is unset.
 
-``blender_env()`` is the test process's environment without what importing ``bpy`` put
-there: the wheel points OCIO (colour management) and MaterialX at its own files, which
-another Blender cannot load (Debian's OpenColorIO aborts on the newer config).
+``blender_env()`` is the environment to give another Blender explicitly: ``os.environ``
+without the paths the ``bpy`` wheel points at its own files.  The wheel sets OCIO (colour
+management) in the process's C environment, outside ``os.environ``, so a child started without
+``env=`` inherits it: Debian's OpenColorIO 2.1 then aborts on bpy 5.2's 2.5 config (exit -6).
 """
 
 from __future__ import annotations
