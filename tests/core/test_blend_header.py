@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The .blend header reader on hand-written headers and frames (layouts from Blender's
 ``BLO_readfile_blender_header_decode`` and RFC 8878 for zstd); files Blender itself saved are
-read in tests/blender/test_blend_header.py."""
+read in tests/blender/test_saved_blend_header.py."""
 
 from __future__ import annotations
 
