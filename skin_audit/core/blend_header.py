@@ -14,11 +14,12 @@ an older Blender needs to be told when it refuses the file ("not a blend file"):
 The file version is ``100 * major + minor`` (Blender's ``BLENDER_FILE_VERSION``).  A file saved
 with compression is a zstd stream (Blender 3.0 and newer) or a gzip stream (older Blenders)
 whose decompressed bytes start with that header.  gzip is read with the standard library.
-zstd is not in the standard library of the Python versions Blender ships, so its header is read
-only where the frame's first block stores its first bytes as they are: a raw block, or a
-compressed block whose literals are raw.  That is what Blender writes (the header opens a small
-first frame), measured on files saved compressed by Blender 4.2 and 5.0; any other zstd layout
-reads as an unknown version (``None``).
+zstd is in the standard library only from Python 3.14 (``compression.zstd``), newer than any
+Blender's Python, so without it the header is read only where the frame's first block stores
+its first bytes as they are: a raw block, or a compressed block whose literals are raw.  Blender
+4.2 and 5.0 write that (the header opens a small first frame); Blender 5.2 Huffman-codes the
+first literals, which takes a zstd decoder: the caller may pass one (``zstd_decompress``: the
+``zstandard`` module Blender ships).  Without one such a file reads as an unknown version (None).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import gzip
 import os
 import re
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 #: The zstd frame magic number (little-endian 0xFD2FB528) and gzip's.
@@ -35,6 +37,11 @@ GZIP_MAGIC = b"\x1f\x8b"
 #: Enough bytes of a file for every header layout read here (frame header, block header,
 #: literals header and the 17-byte Blender header).
 _PREFIX = 64
+#: What a zstd decoder is given: the first block of a frame is at most 128 KiB.
+_ZSTD_PREFIX = 256 * 1024
+
+#: A function decompressing the start of a zstd stream (as much as the bytes given allow).
+ZstdDecompress = Callable[[bytes], bytes]
 
 _LEGACY = re.compile(rb"BLENDER([_-])([vV])(\d{3})")
 _LARGE = re.compile(rb"BLENDER17-(\d{2})v(\d{4})")
@@ -119,17 +126,38 @@ def _zstd_first_bytes(data: bytes) -> bytes:
     return data[at + header_size:at + header_size + min(size, block_size)]
 
 
-def read_blend_header(path: str | os.PathLike[str]) -> BlendHeader | None:
+def _stdlib_zstd() -> ZstdDecompress | None:
+    """Python 3.14's ``compression.zstd`` as a decompressor of a stream's start, where it exists."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+
+    def decompress(data: bytes) -> bytes:
+        return bytes(zstd.ZstdDecompressor().decompress(data))
+
+    return decompress
+
+
+def read_blend_header(path: str | os.PathLike[str], zstd_decompress: ZstdDecompress | None = None
+                      ) -> BlendHeader | None:
     """The header of the .blend file at ``path``, or None when it cannot be told (not a .blend
-    file, a header layout unknown here, a zstd layout this reader cannot decompress, or a
-    file that cannot be read)."""
+    file, a header layout unknown here, a zstd layout no decoder at hand reads, or a file that
+    cannot be read).  ``zstd_decompress`` decodes what the standard library cannot."""
     try:
         with open(path, "rb") as f:
             start = f.read(_PREFIX)
+            if start.startswith(ZSTD_MAGIC):
+                header = decode_header(_zstd_first_bytes(start), "zstd")
+                decompress = zstd_decompress or _stdlib_zstd()
+                if header is None and decompress is not None:
+                    try:
+                        header = decode_header(decompress(start + f.read(_ZSTD_PREFIX - _PREFIX)), "zstd")
+                    except Exception:  # a decoder's own error on a corrupt stream: the version is unknown
+                        header = None
+                return header
     except OSError:
         return None
-    if start.startswith(ZSTD_MAGIC):
-        return decode_header(_zstd_first_bytes(start), "zstd")
     if start.startswith(GZIP_MAGIC):
         try:
             with gzip.open(path, "rb") as g:
@@ -139,11 +167,12 @@ def read_blend_header(path: str | os.PathLike[str]) -> BlendHeader | None:
     return decode_header(start)
 
 
-def newer_blender_message(path: str | os.PathLike[str], running: tuple[int, ...]) -> str | None:
+def newer_blender_message(path: str | os.PathLike[str], running: tuple[int, ...],
+                          zstd_decompress: ZstdDecompress | None = None) -> str | None:
     """Why Blender ``running`` (its ``bpy.app.version``) cannot open ``path`` if the header says
     a newer Blender saved it: ``"saved by Blender 5.0, newer than this Blender 3.4"`` and what
     to do; None when the file is not newer (or its version cannot be read)."""
-    header = read_blend_header(path)
+    header = read_blend_header(path, zstd_decompress)
     if header is None or header.blender_version <= tuple(running[:2]):
         return None
     saved = header.blender_version_text

@@ -6,6 +6,7 @@ read in tests/blender/test_saved_blend_header.py."""
 from __future__ import annotations
 
 import gzip
+import random
 
 import pytest
 
@@ -130,3 +131,29 @@ def test_newer_blender_message(tmp_path):
     assert newer_blender_message(path, (5, 2, 3)) is None
     path.write_bytes(b"not a blend file at all")
     assert newer_blender_message(path, (3, 4, 1)) is None
+
+
+def test_a_zstd_decoder_reads_what_the_standard_library_cannot(tmp_path):
+    """Huffman-coded literals (as Blender 5.2 writes): read with the decoder given, and a
+    decoder failing on a corrupt stream leaves the version unknown."""
+    zstandard = pytest.importorskip("zstandard")
+    path = tmp_path / "huffman.blend"
+    # Bytes of a skewed distribution with few repeats: the encoder Huffman-codes the literals.
+    pick = random.Random(1).choice
+    data = b"BLENDER17-01v0502REND" + bytes(pick(b"aaaaaaabbbcde") for _ in range(100_000))
+    path.write_bytes(zstandard.ZstdCompressor(level=3).compress(data))
+    try:
+        import compression.zstd  # noqa: F401  (Python 3.14 reads it with the standard library)
+    except ImportError:
+        assert read_blend_header(path) is None  # the standard library alone cannot read it
+
+    def decompress(prefix: bytes) -> bytes:
+        return zstandard.ZstdDecompressor().decompressobj().decompress(prefix)
+
+    assert read_blend_header(path, decompress) == BlendHeader(502, 1, 8, True, "zstd")
+    assert newer_blender_message(path, (5, 0, 1), decompress).startswith("saved by Blender 5.2, newer than")
+
+    def failing(prefix: bytes) -> bytes:
+        raise zstandard.ZstdError("corrupt")
+
+    assert read_blend_header(path, failing) is None

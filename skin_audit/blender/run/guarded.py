@@ -77,12 +77,26 @@ def check_after_load(path: Path) -> None:
                          "local, then audit")
 
 
+def zstd_decompressor() -> Callable[[bytes], bytes] | None:
+    """The ``zstandard`` module Blender ships (and the bpy wheel requires) as a decoder of a
+    stream's start, for the .blend headers the standard library cannot read; None without it."""
+    try:
+        import zstandard
+    except ImportError:
+        return None
+
+    def decompress(data: bytes) -> bytes:
+        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+
+    return decompress
+
+
 def read_error(path: Path, exc: BaseException) -> InputError:
     """The importer's error (often a whole traceback) as one line naming the file; for a .blend
     saved by a newer Blender than this one, which Blender that was."""
     raise_if_interrupted()
     if path.suffix.lower() == ".blend":
-        newer = newer_blender_message(path, tuple(bpy.app.version))
+        newer = newer_blender_message(path, tuple(bpy.app.version), zstd_decompressor())
         if newer is not None:
             return InputError(file_message(path, f"cannot be read: {newer}"))
     return InputError(file_message(path, f"cannot be read ({one_line(str(exc))})"))
