@@ -11,7 +11,6 @@ through a real ``blender`` executable is at the end (skipped without one).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import skin_audit
+from tests.blender_executables import blender_env, system_blender
 
 pytestmark = pytest.mark.blender
 
@@ -268,12 +268,7 @@ def test_scripts_and_python_drivers_of_an_audited_blend_never_run(bpy, tmp_path)
 
 @pytest.fixture(scope="module")
 def blender_exe() -> str:
-    exe = shutil.which("blender")
-    if exe is None:
-        if os.environ.get("SKIN_AUDIT_REQUIRE_SYSTEM_BLENDER") == "1":
-            pytest.fail("SKIN_AUDIT_REQUIRE_SYSTEM_BLENDER=1 but no `blender` executable is on PATH", pytrace=False)
-        pytest.skip("no `blender` executable on PATH (set SKIN_AUDIT_REQUIRE_SYSTEM_BLENDER=1 to require it)")
-    return exe
+    return system_blender()
 
 
 def test_audit_through_a_blender_executable(blender_exe, tmp_path):
@@ -283,7 +278,7 @@ def test_audit_through_a_blender_executable(blender_exe, tmp_path):
     result = subprocess.run(
         [blender_exe, "--background", "--factory-startup", "--python", str(REPO / "scripts" / "skin_audit_blender.py"),
          "--", "audit", str(BLENDER_IO_03), "--target", "raw", "--fail-on", "warning", "--json", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False, env=blender_env())
     assert result.returncode == 1, explain(result)
     report = read_report(out)
     assert report["files"][0]["status"] == "ok"

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The twist experiment through a real Blender executable:
+"""The command line through a real Blender executable (Debian's 3.4 in CI): the twist experiment,
 
     blender --background --factory-startup --python scripts/skin_audit_blender.py -- demo ...
+
+the ``--command`` handler with Blender's own Ctrl-C handler in place, and a file saved by a
+newer Blender than this executable.
 
 No ``bpy`` in this process. Skipped when ``blender`` is not on PATH, unless
 SKIN_AUDIT_REQUIRE_SYSTEM_BLENDER=1 (CI), which turns the skip into a failure.
@@ -12,8 +15,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+
+from tests.blender_executables import blender_env, blender_version, system_blender
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "skin_audit_blender.py"
@@ -31,19 +34,13 @@ METHODS = ("lbs", "dqs")  # the default --method is both
 
 @pytest.fixture(scope="module")
 def blender_exe() -> str:
-    exe = shutil.which("blender")
-    if exe is None:
-        if os.environ.get("SKIN_AUDIT_REQUIRE_SYSTEM_BLENDER") == "1":
-            pytest.fail("SKIN_AUDIT_REQUIRE_SYSTEM_BLENDER=1 but no `blender` executable is on PATH",
-                        pytrace=False)
-        pytest.skip("no `blender` executable on PATH (set SKIN_AUDIT_REQUIRE_SYSTEM_BLENDER=1 to require it)")
-    return exe
+    return system_blender()
 
 
-def run_blender(exe: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_blender(exe: str, *args: str, script: Path = SCRIPT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [exe, "--background", "--factory-startup", "--python", str(SCRIPT), "--", *args],
-        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+        [exe, "--background", "--factory-startup", "--python", str(script), "--", *args],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False, env=blender_env(),
     )
 
 
@@ -129,3 +126,63 @@ def test_help_exits_0(blender_exe):
     result = run_blender(blender_exe, "--help")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "demo" in result.stdout and "verify" in result.stdout
+
+
+# ------------------------------------------------ the --command handler inside the Blender executable
+
+COMMAND_SCRIPT = REPO / "tests" / "cli" / "blender_command_sigint.py"
+CYLINDER = REPO / "tests" / "assets" / "BlenderIO_03_skinned_cylinder" / "03_skinned_cylinder.blend"
+
+
+def test_command_handler_returns_the_audit_exit_code_and_gives_ctrl_c_back_to_blender(blender_exe, tmp_path):
+    """Inside the Blender executable ``signal.getsignal(SIGINT)`` is None (Blender set its handler
+    in C); the handler ``blender --command skin_audit`` calls must still return the audit's exit
+    code (1: a WARNING at --fail-on warning), not 3, and leave Blender's own handler in place:
+    a Ctrl-C afterwards is Blender's break event, not a KeyboardInterrupt or the end of the process."""
+    out = tmp_path / "report.json"
+    result = run_blender(blender_exe, "audit", str(CYLINDER), "--fail-on", "warning", "--json", str(out),
+                         script=COMMAND_SCRIPT)
+    told = result.stdout + result.stderr
+    assert "SIGINT before: None" in result.stdout, told  # the state --command runs in
+    assert result.returncode == 1, told
+    report = json.loads(out.read_text(encoding="utf-8"))
+    (mesh,) = report["files"][0]["meshes"]
+    assert {f["code"]: f["severity"] for f in mesh["findings"]}["weights-not-normalized"] == "WARNING"
+    assert "Sent an internal break event" in result.stdout, told  # Blender's own background handler
+    assert "survived Ctrl-C" in result.stdout, told
+    assert "KeyboardInterrupt" not in told and "internal error" not in told
+
+
+# ------------------------------------------------ a file saved by a newer Blender
+
+def _save_with_bpy(path: Path, compress: bool) -> tuple[int, int]:
+    """Save a small scene with this test's ``bpy`` (in a process of its own); its (major, minor)."""
+    code = ("import sys, bpy; bpy.ops.wm.read_factory_settings(use_empty=True); "
+            "bpy.ops.mesh.primitive_cube_add(); "
+            f"bpy.ops.wm.save_as_mainfile(filepath={str(path)!r}, compress={compress}); "
+            "print('version', *bpy.app.version[:2])")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    line = [ln for ln in result.stdout.splitlines() if ln.startswith("version ")]
+    assert result.returncode == 0 and line and path.is_file(), result.stdout + result.stderr
+    major, minor = line[-1].split()[1:]
+    return int(major), int(minor)
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["uncompressed", "zstd"])
+def test_a_file_from_a_newer_blender_names_the_blender_that_saved_it(blender_exe, tmp_path, compress):
+    """Blender 3.4 calls a file saved by Blender 5.x "not a blend file"; the audit says which
+    Blender saved it (the version of the ``bpy`` that saved it) and exits 2."""
+    path = tmp_path / "newer.blend"
+    saved = _save_with_bpy(path, compress)
+    running = blender_version(blender_exe)
+    if saved <= running:
+        pytest.skip(f"the bpy module (Blender {saved}) is not newer than {blender_exe} (Blender {running})")
+    out = tmp_path / "report.json"
+    result = run_blender(blender_exe, "audit", str(path), "--json", str(out))
+    told = result.stdout + result.stderr
+    assert result.returncode == 2, told
+    expected = (f"saved by Blender {saved[0]}.{saved[1]}, newer than this Blender {running[0]}.{running[1]}: "
+                f"open it with Blender {saved[0]}.{saved[1]} or newer")
+    assert expected in told, told
+    (entry,) = json.loads(out.read_text(encoding="utf-8"))["files"]
+    assert entry["status"] == "error" and expected in entry["message"], entry

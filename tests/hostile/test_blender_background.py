@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 
+from tests.blender_executables import blender_env
 from tests.cli.test_system_blender import blender_exe  # noqa: F401 (a fixture)
 from tests.hostile.conftest import REPO
 
@@ -29,7 +30,7 @@ def test_one_ctrl_c_in_blender_background_exits_130_without_a_report(tmp_path, b
     target = tmp_path / "report.json"
     proc = subprocess.Popen([exe, "--background", "--factory-startup", "--python", str(SCRIPT), "--", "audit",
                              str(folder), "--json", str(target)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=blender_env())
     seen = []
     try:
         assert proc.stdout is not None
@@ -54,6 +55,7 @@ def test_malformed_input_in_blender_background_is_a_message_not_a_traceback(tmp_
     scene.write_text('{"format": "skin_audit.twist_scene"}', encoding="utf-8")
     # A scene without data is malformed input (exit 1 from the verifier's structural check), never a crash.
     result = subprocess.run([exe, "--background", "--factory-startup", "--python", str(SCRIPT), "--", "verify",
-                             str(scene)], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+                             str(scene)], cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+                            env=blender_env())
     assert result.returncode in (1, 2), result.stdout[-2000:] + result.stderr[-2000:]
     assert "Traceback" not in result.stderr

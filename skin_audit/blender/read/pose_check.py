@@ -32,6 +32,19 @@ def _axis_quaternion(axis: str, degrees: float) -> tuple[float, float, float, fl
 EXACT_FLOAT_INDEX = 2**24
 
 
+def _int_inputs(compare: bpy.types.Node) -> tuple[bpy.types.NodeSocket, bpy.types.NodeSocket]:
+    """The integer inputs A and B of a Compare node set to ``INT``.
+
+    Up to Blender 5.0 the node has one pair of inputs per data type (``A_INT``, ``B_INT``, ...,
+    the others disabled); from 5.1 on it has one pair, ``A`` and ``B``, typed by ``data_type``.
+    Either way they are the inputs named A and B of type ``INT``."""
+    found = {s.name: s for s in compare.inputs if s.type == "INT" and s.name in ("A", "B")}
+    if len(found) != 2:
+        raise RuntimeError(f"Blender {bpy.app.version_string}: no integer inputs A and B on the Compare node "
+                           f"(inputs: {[(s.identifier, s.type) for s in compare.inputs]})")
+    return found["A"], found["B"]
+
+
 def _keep_sample(box: Sandbox, sample: SpotSample) -> bpy.types.GeometryNodeTree:
     """A node group deleting every vertex but the sample's: index % stride == 0 or one of ``include``.
 
@@ -51,7 +64,7 @@ def _keep_sample(box: Sandbox, sample: SpotSample) -> bpy.types.GeometryNodeTree
         compare = nodes.new("FunctionNodeCompare")
         compare.data_type = "INT"
         compare.operation = "EQUAL"
-        a, b = (next(s for s in compare.inputs if s.identifier == name) for name in ("A_INT", "B_INT"))
+        a, b = _int_inputs(compare)
         links.new(value, a)
         b.default_value = number
         return compare.outputs[0]

@@ -8,6 +8,8 @@ guard around each file's audit.
   milliseconds instead of costing the importer tens of seconds and gigabytes;
 - after an import: a SIGINT the importer swallowed is raised again, and a .blend
   whose linked libraries are missing is refused naming each library by path;
+- a .blend this Blender refuses is named by the Blender that saved it when its header
+  says that one is newer (core/blend_header.py);
 - around the audit: any exception of ours becomes a one-line ``error`` entry
   marked ``internal`` (exit 3 at the end), the run goes on, and every number in
   the result is finite or null with a finding.
@@ -27,6 +29,7 @@ import bpy
 from ...core.audit.finite import finite_file_audit
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import FileAudit
+from ...core.blend_header import newer_blender_message
 from ...core.errors import InputError
 from ...core.fbx_check import fbx_structure_problem
 from ...core.gltf.checks import check_before_import as check_gltf_before_import
@@ -91,9 +94,28 @@ def check_after_load(path: Path) -> None:
                          "local, then audit")
 
 
+def zstd_decompressor() -> Callable[[bytes], bytes] | None:
+    """The ``zstandard`` module Blender ships (and the bpy wheel requires) as a decoder of a
+    stream's start, for the .blend headers the standard library cannot read; None without it."""
+    try:
+        import zstandard
+    except ImportError:
+        return None
+
+    def decompress(data: bytes) -> bytes:
+        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+
+    return decompress
+
+
 def read_error(path: Path, exc: BaseException) -> InputError:
-    """The importer's error (often a whole traceback) as one line naming the file."""
+    """The importer's error (often a whole traceback) as one line naming the file; for a .blend
+    saved by a newer Blender than this one, which Blender that was."""
     raise_if_interrupted()
+    if path.suffix.lower() == ".blend":
+        newer = newer_blender_message(path, tuple(bpy.app.version), zstd_decompressor())
+        if newer is not None:
+            return InputError(file_message(path, f"cannot be read: {newer}"))
     return InputError(file_message(path, f"cannot be read ({one_line(str(exc))})"))
 
 
