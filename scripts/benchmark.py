@@ -22,7 +22,7 @@ times, median of ``--repeat`` runs with ``time.perf_counter``:
 4. the numpy recomputation, ``skin_audit.core.audit.armature_modifier.recompute_blender``
    on a fresh copy of the extracted ``SkinnedMesh`` each run (nothing cached: one pose,
    which takes the dense product where the mesh allows, ``core/maths/dense_blend``),
-   against the issue's 2x target and its later 1x; 4b. the same on one copy whose blend
+   against the 2x target and the later 1x; 4b. the same on one copy whose blend
    layout is built, at another pose each run (every deform bone bent by 20, 21, ...
    degrees, ``standard_poses``), as the audit's stress poses and spot checks recompute
    it; 4c. a first pose that builds the layout (``build_layout=True``), as the audit's
@@ -44,7 +44,7 @@ times, median of ``--repeat`` runs with ``time.perf_counter``:
    time (many small arrays, as on the character) little of it overlaps.  The findings of
    both audits must agree.
 
-Prints the machine, a table of seconds and ratios to (1) with the issue's
+Prints the machine, a table of seconds and ratios to (1) with the
 targets (2 / 10 / 30) and PASS or MISS, the accuracy of the
 recomputation, and the peak resident memory while the full audits run (the kernel's
 high-water mark, reset before them; what the earlier steps held is freed first) beside the
@@ -98,12 +98,12 @@ from skin_audit.core.audit.stress_poses import standard_poses  # noqa: E402
 from skin_audit.core.heap import keep_freed_memory  # noqa: E402
 from skin_audit.core.maths.parallel import thread_count  # noqa: E402
 
-#: The issue's targets, as ratios to Blender's own evaluation in the same run.
+#: The targets, as ratios to Blender's own evaluation in the same run.
 TARGETS = {"numpy": 2.0, "weights": 10.0, "audit": 30.0}
-#: The same for the Rigify character (issue 12): its Blender evaluation is tiny and its rig large.
+#: The same for the Rigify character: its Blender evaluation is tiny and its rig large.
 RIGIFY_TARGETS = {"numpy": 2.0, "weights": 10.0, "audit": 60.0}
 #: Body density of the Rigify character built by ``--rigify`` (``tests/factories/rigify.py``): about 42k
-#: vertices, the issue's "about 40k" (the tests use density 1, 4656 vertices).
+#: vertices, the reference "about 40k" (the tests use density 1, 4656 vertices).
 RIGIFY_DENSITY = 3.0
 #: Weight levels: w = (k + 0.5) / LEVELS, exact in float32 and never 0 or 1.
 LEVELS = 64

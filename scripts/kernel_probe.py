@@ -3,7 +3,7 @@
 
     .venv/bin/python scripts/kernel_probe.py [--mesh PICKLE] [--vertices 1000000] [--bones 32] [--repeat 3]
 
-A measurement for issue 12 ("if a compiled kernel is the only way to reach <= 1x, measure it
+A measurement ("if a compiled kernel is the only way to reach <= 1x, measure it
 first"), not part of the package: the runtime dependency stays numpy.  It writes a small C
 kernel to a temporary directory, compiles it twice with ``gcc -O3 -march=native
 -fno-trapping-math`` (``FLAGS``; once with

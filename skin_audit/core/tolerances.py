@@ -115,7 +115,7 @@ def float32_tolerance(size: float) -> float:
     """Absolute tolerance for Blender-vs-numpy positions on a mesh of ``size``."""
     return FLOAT32_RELATIVE * max(float(size), 1.0)
 
-# ------------------------------------------------------------ hostile input (issue 8)
+# ------------------------------------------------------------ hostile input
 
 #: An object transform whose smallest singular value is below this fraction of its largest
 #: collapses an axis below float32 resolution (scale 0 included): it cannot be inverted, so
@@ -127,10 +127,10 @@ SINGULAR_TRANSFORM_RELATIVE = 1e-7
 #: the mesh to rounding long before float32 overflows.
 EXTREME_SCALE = 1e6
 
-# ------------------------------------------------------------ Babylon.js target (issue 16)
+# ------------------------------------------------------------ Babylon.js target
 
 #: Babylon (float32 vertex data and matrices) against the float64 ``babylon`` model, relative
-#: to the mesh size: the issue's bar. Measured worst 3.0e-7 on the shared samples and variants.
+#: to the mesh size: the bar the target is held to. Measured worst 3.0e-7 on the shared samples and variants.
 BABYLON_MATCH_RELATIVE = 1e-5
 
 #: A vertex whose weights sum further than this from 1 is lit by Babylon's shader away from
@@ -144,14 +144,14 @@ BABYLON_WEIGHT_SUM_SLACK = 2e-3
 BABYLON_SAME_POSITION_RELATIVE = 1e-5
 
 
-# --- Rig audit (issue 10) ---------------------------------------------------------------
+# --- Rig audit
 
 #: A bone within this angle (degrees) of the mirror plane's normal lies along the mirror
 #: axis: reflection leaves its X and Z axes in place, so Blender's mirror image (flip X) and
 #: the same turned half a turn about the bone (flip Z) are both rigid turns of the left bone.
 ALONG_MIRROR_AXIS_DEGREES = 5.0
 
-# --- Scale fix (issue 13) ---------------------------------------------------------------
+# --- Scale fix
 
 #: A bone's old-to-new frame map ``D = B'^T S B`` counts as diagonal (the bone lies along the
 #: scale's axes, or the scale is uniform) when its off-diagonal entries are below this fraction

@@ -458,7 +458,7 @@ def test_audit_recomputes_bbone_vertices(bpy, mapping, preserve_volume):
 
 @pytest.mark.parametrize("preserve_volume", [False, True], ids=["lbs", "dqs"])
 def test_rigify_body_every_vertex_recomputed(bpy, rigify_character, preserve_volume):
-    """The production case of issue 10: Rigify's generated rig (52 deform B-Bones) posed
+    """The production case: Rigify's generated rig (52 deform B-Bones) posed
     through its FK controls so its arm B-Bones bend; every vertex of the body is compared
     and equals Blender's evaluated mesh."""
     from skin_audit.blender.read.extract import extract

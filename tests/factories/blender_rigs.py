@@ -145,7 +145,7 @@ def exclude_from_view_layer(objects: Iterable[bpy.types.Object], name: str = "Hi
     bpy.context.view_layer.layer_collection.children[name].exclude = True
 
 
-# ------------------------------------------------------------ a rig for the fixes (issue 13)
+# ------------------------------------------------------------ a rig for the fixes
 
 FIX_BONES = ("A", "B", "C", "D", "E", "F")
 FIX_RINGS, FIX_SEGMENTS = 7, 8

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Issue 8, item by item: each hostile rig (built in code) against the promise it broke.
+"""Hostile input, case by case: each hostile rig (built in code) against the promise it broke.
 
 The command line runs in this process (``cli.main`` returns the exit code);
 reports are read as strict JSON and validated against docs/report.schema.json.

@@ -431,7 +431,7 @@ def test_properly_mirrored_rig_has_no_symmetry_findings(bpy):
 def test_rolled_bone_is_a_mirror_axis_mismatch(bpy, error_degrees):
     """Arm.R rolled away from the mirror of Arm.L (roll -roll_L + pi for 180): named, with the angle.
     The arms lie along the mirror axis (X), where half a turn about the bone gives the other
-    mirror image: told as INFO (issue 10: not a mismatch by construction), 30 degrees as WARNING."""
+    mirror image: told as INFO (not a mismatch by construction), 30 degrees as WARNING."""
     obj, _, _ = mirrored_rig(bpy, roll_error=math.radians(error_degrees))
     f = findings(audit(bpy, obj), "mirror-axis-mismatch")
     assert len(f) == 1 and f[0].severity == ("INFO" if error_degrees == 180.0 else "WARNING")

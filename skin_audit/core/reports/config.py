@@ -6,7 +6,7 @@ Layout (every table and key optional; anything else is an error naming the
 file and the key)::
 
     [audit]
-    target = "threejs"          # engine profile (issue 11)
+    target = "threejs"          # engine profile
     max_influences = 4
     fail_on = "warning"         # error | warning | never
 

@@ -49,7 +49,7 @@ def _frames(offsets) -> list[PairFrames]:
 
 
 def _all_pairs(frames, tolerance):
-    """The quadratic search the vectorised one replaced (symmetry.py before issue 10)."""
+    """The quadratic search the vectorised one replaced (symmetry.py before it was vectorised)."""
     best = (0, None)
     for f in frames:
         count = sum(rotation_angle(f.offset.T @ g.offset) <= tolerance for g in frames)
