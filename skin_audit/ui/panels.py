@@ -382,7 +382,27 @@ def _draw_rig(box, rig: RigAudit, rig_index: int, show_notes: bool, buttons: boo
     box.label(text=rig.armature, icon="ARMATURE_DATA")
     if rig.meshes:
         _wrapped(box, ", ".join(rig.meshes), "MESH_DATA")
+    for line in humanoid_lines(rig.skeleton):
+        box.label(text=line, icon="OUTLINER_OB_ARMATURE")
     _draw_findings(box, rig.findings, show_notes, buttons, rig_index=rig_index)
+
+
+def humanoid_lines(skeleton) -> list[str]:
+    """A humanoid rig's map in short lines for the sidebar: how many humanoid bones, what is missing,
+    the rest pose (nothing for a rig that is no humanoid; the whole map is in the report)."""
+    humanoid = skeleton.get("humanoid", {}) if skeleton else {}
+    if not humanoid.get("humanoid"):
+        return []
+    missing = humanoid.get("missing", ())
+    lines = [f"Humanoid: {len(humanoid.get('bones', {}))} bones"[:LINE_CHARS]]
+    if missing:
+        lines.append(f"missing {', '.join(missing)}"[:LINE_CHARS])
+    pose = skeleton.get("rest_pose")
+    if pose:
+        kind = {"t": "T-pose", "a": "A-pose"}.get(pose.get("convention") or "", "no T/A-pose")
+        arms = [v["below_horizontal"] for v in pose.get("limbs", {}).values() if "below_horizontal" in v]
+        lines.append(f"Rest: {kind}" + (f", arms {max(arms):.0f} deg" if arms else ""))
+    return lines
 
 
 CLASSES = (
