@@ -16,11 +16,26 @@ def options():
 
 
 @pytest.fixture(scope="session")
-def in_process(bpy, options) -> list[dict]:
-    """The single-process run the batch runs must reproduce, file for file."""
+def in_process_audits(bpy, options) -> tuple:
+    """The single-process run's ``FileAudit``s, file for file."""
     from skin_audit.blender.run.audit_files import audit_paths
 
-    files = file_dicts(audit_paths(BATCH_PATHS, options))
+    audits = tuple(audit_paths(BATCH_PATHS, options))
     bpy.ops.wm.read_factory_settings(use_empty=True)  # leave no file loaded behind
+    return audits
+
+
+@pytest.fixture(scope="session")
+def in_process(in_process_audits) -> list[dict]:
+    """The single-process run the batch runs must reproduce, file for file."""
+    files = file_dicts(in_process_audits)
     assert len(files) == 7 and [f["status"] for f in files].count("ok") == 6, files
     return files
+
+
+@pytest.fixture(scope="session")
+def in_process_run(in_process_audits) -> list[dict]:
+    """The same as the command line reports a run: skeletons compared across its files."""
+    from skin_audit.core.skeleton import cross_file_findings
+
+    return file_dicts(cross_file_findings(in_process_audits))

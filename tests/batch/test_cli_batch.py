@@ -35,13 +35,13 @@ def children_of(pid: int) -> list[int]:
     return out
 
 
-def test_jobs_2_writes_the_in_process_report(in_process, tmp_path):
+def test_jobs_2_writes_the_in_process_report(in_process_run, tmp_path):
     report = tmp_path / "report.json"
     proc = cli(*BATCH_PATHS, "--jobs", "2", "--file-timeout", "120", "--json", str(report))
     out, err = proc.communicate(timeout=300)
     # A file that could not be audited (the missing path) gives 2, as in-process.
     assert proc.returncode == 2, (out, err)
-    assert json.loads(report.read_text())["files"] == in_process
+    assert json.loads(report.read_text())["files"] == in_process_run
     assert "skin_audit: 7 file(s)" in err and "with 2 worker(s): 6 ok, 1 error(s)" in err
 
 

@@ -140,8 +140,9 @@ def test_command_handler_returns_the_audit_exit_code_and_gives_ctrl_c_back_to_bl
     code (1: a WARNING at --fail-on warning), not 3, and leave Blender's own handler in place:
     a Ctrl-C afterwards is Blender's break event, not a KeyboardInterrupt or the end of the process."""
     out = tmp_path / "report.json"
-    result = run_blender(blender_exe, "audit", str(CYLINDER), "--fail-on", "warning", "--json", str(out),
-                         script=COMMAND_SCRIPT)
+    # The raw target keeps the cylinder's weight sums as stored: its one WARNING.
+    result = run_blender(blender_exe, "audit", str(CYLINDER), "--target", "raw", "--fail-on", "warning",
+                         "--json", str(out), script=COMMAND_SCRIPT)
     told = result.stdout + result.stderr
     assert "SIGINT before: None" in result.stdout, told  # the state --command runs in
     assert result.returncode == 1, told

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bpy
 import numpy as np
-from blender_helpers import draw, empty_scene, install, submodule
+from blender_helpers import empty_scene, install, submodule
 
 CODE = "negative-armature-scale"
 
@@ -44,7 +44,7 @@ def setup() -> None:
 
 
 def check_fix_button_beside_the_scale_finding() -> None:
-    """A mirrored, posed demo rig: its rig entry lists the finding with a Fix button."""
+    """A mirrored, posed demo rig: its rig entry lists the finding, whose popup has a Fix button."""
     assert bpy.ops.skin_audit.build_demo() == {"FINISHED"}
     rig = _rig()
     rig.armature.location, rig.armature.rotation_euler = (0.3, -0.2, 0.1), (0.2, 0.0, 0.4)
@@ -55,8 +55,11 @@ def check_fix_button_beside_the_scale_finding() -> None:
     child.location = (0.1, 0.0, 0.05)
     bpy.context.view_layer.objects.active = rig.mesh
     assert bpy.ops.skin_audit.run_audit() == {"FINISHED"}
-    panel = draw("SKIN_AUDIT_PT_findings")
-    fixes = [i["props"] for i in panel.of("operator") if i["idname"] == "skin_audit.fix_finding"]
+    # The Fix button is in the finding's popup (its text button), named after the code.
+    from blender_helpers import draw_finding_popup
+
+    popup = draw_finding_popup(-1, 0, _rig_finding())
+    fixes = [i["props"] for i in popup.of("operator") if i["idname"] == "skin_audit.fix_finding"]
     assert {"rig_index": 0, "finding_index": _rig_finding()}.items() <= next(
         p for p in fixes if p.get("finding_index") == _rig_finding() and p.get("rig_index", -1) == 0).items()
 

@@ -61,7 +61,8 @@ def check_draw_with_nothing_selected() -> None:
     assert twist.operators() == ["skin_audit.build_demo"], twist.operators()
     assert "twist_angle" not in twist.props()
     audit = draw("SKIN_AUDIT_PT_audit")
-    assert audit.props() == ["max_influences", "test_pose_angle", "use_gltf_tolerance", "weight_tolerance", "target"]
+    assert audit.props() == ["max_influences", "test_pose_angle", "play_actions", "use_gltf_tolerance",
+                             "weight_tolerance", "target"]
     # Remove Preview shows once there is a preview to remove.
     assert audit.operators() == ["skin_audit.run_audit", "skin_audit.preview_engine"], audit.operators()
 

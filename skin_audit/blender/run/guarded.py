@@ -33,7 +33,7 @@ from ...core.blend_header import newer_blender_message
 from ...core.errors import InputError
 from ...core.fbx_check import fbx_structure_problem
 from ...core.gltf.checks import check_before_import as check_gltf_before_import
-from ...core.gltf.document import GltfError, load_gltf
+from ...core.gltf.document import GltfCompressedError, GltfError, load_gltf
 from ...core.input_guard import file_message, one_line
 from ...core.interrupt import raise_if_interrupted
 
@@ -50,6 +50,8 @@ def check_before_import(path: Path) -> None:
         # The reader's structure checks first: a file they refuse costs a moment, not the importer's minutes.
         try:
             check_gltf_before_import(load_gltf(path))
+        except GltfCompressedError:
+            pass  # our reader cannot decode it; Blender's importer decodes Draco and names what it cannot
         except GltfError as exc:
             problem = str(exc).removeprefix(f"{path.name}: ")
             raise InputError(f"{path}: cannot be read, not imported: {problem}") from exc

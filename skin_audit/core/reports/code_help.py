@@ -189,6 +189,18 @@ _ENTRIES = (
     _h("action-range-beyond-keys", "INFO", "An action plays past its keys",
        "An action's manual frame range runs past its first or last key.",
        "Fit the range to the keys, or key the frames it holds."),
+    _h("gltf-animation-time-negative", "ERROR", "Negative animation key times",
+       "glTF input: an animation sampler's key times are below 0 (ACCESSOR_ANIMATION_INPUT_NEGATIVE); runtimes "
+       "start a clip at 0 and never show those keys, and Blender's importer puts them on negative frames.",
+       "Shift the clip so its first key is at time 0 and export again."),
+    _h("gltf-draco-undecodable", "ERROR", "Draco data no decoder reads",
+       "glTF input: a primitive's KHR_draco_mesh_compression data has no Draco mesh header a decoder reads; "
+       "the audit reads the uncompressed fallback, engines that decode Draco drop the primitive.",
+       "Export again with Draco compression, or without it."),
+    _h("gltf-uri-outside-folder", "WARNING", "A file the asset uses lies outside its folder",
+       "glTF input: a buffer or image uri is absolute or climbs out of the asset's folder (NON_RELATIVE_URI for "
+       "absolute ones); the asset breaks when its folder is moved or published.",
+       "Keep every file beside the .gltf, or in a folder below it, under a relative uri."),
     _h("non-finite-result", "ERROR", "The audit computed NaN or infinity",
        "The audit computed NaN or infinity (a bone scaled to zero under Preserve Volume, a NaN vertex...): those "
        "metrics are null and named in details.undefined, never a pass.",
