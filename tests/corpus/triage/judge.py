@@ -225,6 +225,24 @@ def judge(path: str, obj: str, code: str, meas: dict, engine: dict) -> tuple[str
                 "true",
                 f"the unpaired bones sit on both sides (head x {', '.join(g(x) for x in xs.values())}): one is "
                     "misnamed, mirroring tools will not pair it", "heads on both sides", "triage/measure.py")
+    if code == "humanoid-bone-missing" and m.get("lower_arms"):
+        children = m["deform_children_of_lower_arms"]
+        weighted = set(m["weighted_below_lower_arms"])
+        single = {a: c[0] for a, c in children.items() if len(c) == 1 and c[0] in weighted}
+        if len(single) == len(children):
+            return (
+                "false",
+                "the hand bones are there under other names: "
+                    + ", ".join(f"'{c}' is the one weighted deform child of '{a}'" for a, c in sorted(single.items()))
+                    + "; a humanoid mapping takes them as the hands", f"{len(single)} hands present",
+                    "triage/measure.py")
+        if not single:
+            n = max(len(c) for c in children.values())
+            return (
+                "noise",
+                f"no single bone between the lower arms and the fingers (each lower arm branches into up to {n} "
+                    "deform bones): a humanoid mapping has no hand, but three.js, the chosen target, draws the rig "
+                    "the same", f"{n} children per lower arm", "triage/measure.py")
     return ("unjudged", "no rule", "", "")
 
 

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Independent measurements behind the verdicts of the weight, bind-pose and rig findings.
 
-    .venv/bin/python tests/corpus/triage/measure.py REPORT.json OUT.json
+    .venv/bin/python tests/corpus/triage/measure.py REPORT.json OUT.json [FILE...]
+
+With FILE arguments only those files are measured and OUT.json keeps the others.
 
 REPORT.json is the audit's JSON report over the corpus (``collect.py --json``); only its list
 of WARNING/ERROR findings (file, object, code, flagged vertices and bones) is read.  Each file
@@ -306,6 +308,20 @@ def weighted_bones(meshes, bones) -> list[str]:
     return sorted(out)
 
 
+def hand_bones(arm, meshes) -> dict:
+    """What lies past each forearm: the bones below the lower arm, named or not (own reading)."""
+    bones = arm.data.bones
+    names = [b.name for b in bones]
+    lower = [b for b in bones if re.search(r"(?i)(lower_?arm|fore_?arm|elbow)", b.name)]
+    beyond = {b.name: [c.name for c in b.children_recursive] for b in lower}
+    handlike = [n for n in names if re.search(r"(?i)(hand|wrist|palm|fist)", n)]
+    children = {b.name: [c.name for c in b.children if c.use_deform] for b in lower}
+    return {"bones": len(names), "lower_arms": sorted(beyond), "below_lower_arms": beyond,
+            "deform_children_of_lower_arms": children,
+            "hand_like_names": handlike, "weighted_below_lower_arms":
+            weighted_bones(meshes, [c for v in beyond.values() for c in v])}
+
+
 def measure_file(bpy, path: str, items: list[tuple[str, str, dict]]) -> dict:
     load(bpy, REPO / path)
     size = character_size(bpy)
@@ -345,6 +361,8 @@ def measure_file(bpy, path: str, items: list[tuple[str, str, dict]]) -> dict:
                     other = [n for n in bones if n not in flagged]
                     out[key] = {"flagged": flagged, "heads_x": {n: float(bones[n][0]) for n in flagged if n in bones},
                                 "all_deform_bones_flagged": not other, "sides": sorted(set(sides.values()))}
+                elif code == "humanoid-bone-missing":
+                    out[key] = hand_bones(arm, meshes)
                 elif code == "armature-modifier-missing":
                     info = {}
                     for o in bpy.data.objects:
@@ -400,8 +418,11 @@ def main(argv: list[str]) -> None:
             for g in m["findings"]:
                 if g["severity"] in ("WARNING", "ERROR") and g["code"] != "engine-divergence":
                     by_file.setdefault(f["path"], []).append((m["object"], g["code"], g))
-    results = {}
+    only = set(argv[2:])  # measure these files only, kept beside the others already measured
+    results = json.loads(out_path.read_text()) if only and out_path.exists() else {}
     for path, items in sorted(by_file.items()):
+        if only and path not in only:
+            continue
         seen, unique = set(), []
         for it in items:
             if (it[0], it[1]) not in seen:
