@@ -143,6 +143,8 @@ def stray_displacement(points: F64, weights: NDArray[np.float32], group_bones: N
     w[group_bones < 0] = 0.0
     w[~np.isfinite(w)] = 0.0  # (the weight checks report them)
     used = np.flatnonzero((w != 0.0).any(axis=1))  # groups weighing something here
+    if group not in used:
+        return np.zeros(len(vertices))  # its weights here are all non-finite: the weight checks report them
     w, bones = w[used], group_bones[used]
     stray = int(np.flatnonzero(used == group)[0])
     p = points[vertices]  # (N, 3)

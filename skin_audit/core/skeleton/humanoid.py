@@ -233,6 +233,8 @@ def map_humanoid(names: Sequence[str], parents: Sequence[int], heads: F64, tails
             ambiguous[key] = tuple(names[j] for j in tops)
     _by_hierarchy(found, how, spine_bones, parents, np.asarray(heads, dtype=np.float64),
                   np.asarray(tails, dtype=np.float64))
+    for key in ambiguous:  # names claim it twice: the hierarchy does not choose for them
+        found.pop(key, None)
     bones = {k: names[j] for k, j in sorted(found.items(), key=lambda kv: HUMAN_BONES.index(kv[0]))}
     present = [r for r in REQUIRED if r in found]
     humanoid = len(present) >= HUMANOID_MIN_REQUIRED
@@ -283,6 +285,14 @@ def _by_hierarchy(found: dict[str, int], how: dict[str, str], spine_bones: list[
             between = _path(a, b, parents)
             if between is not None and len(between) >= 3:
                 put(side + middle, between[1])
+    for side in ("left", "right"):
+        for middle, end in (("LowerArm", "Hand"), ("LowerLeg", "Foot")):
+            # A limb's end under another name (Quaternius' "Palm.L"): the one deform child of its middle.
+            m = found.get(side + middle)
+            if m is not None and side + end not in found:
+                children = [j for j, p in enumerate(parents) if p == m]
+                if len(children) == 1:
+                    put(side + end, children[0])
 
 
 def _central_chain(found: dict[str, int], numbered: list[int], hips: int, parents: Sequence[int]) -> list[int]:

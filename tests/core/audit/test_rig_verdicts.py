@@ -283,3 +283,15 @@ def only_rig(rig, code):
     found = [f for f in rig.findings if f.code == code]
     assert len(found) == 1, [(f.code, f.severity) for f in rig.findings]
     return found[0]
+
+
+def test_a_stray_group_whose_weights_are_not_finite_moves_nothing_here():
+    """The group's weights on the vertices are infinite (found by a property test): they are the
+    weight checks' to report, the stray displacement is 0, not an IndexError."""
+    from skin_audit.core.audit.stray_weights import stray_displacement
+
+    points = np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    weights = np.array([[1.0, 1.0], [np.inf, 0.0]], dtype=np.float32)
+    channels = np.broadcast_to(np.eye(4), (1, 2, 4, 4)).copy()
+    moved = stray_displacement(points, weights, np.array([0, 1]), 1, np.array([0]), channels)
+    assert moved.tolist() == [0.0]

@@ -83,6 +83,11 @@ def test_unnamed_middles_are_found_between_their_ends():
     assert m.bones["chest"] == "Bone.002" and m.how["chest"] == "hierarchy"
 
 
+def test_a_hand_under_another_name_is_the_one_child_of_the_forearm():
+    m = mapping_of(humanoid_rows(MIXAMO, rename={"mixamorig:LeftHand": "Palm.L"}))
+    assert m.bones["leftHand"] == "Palm.L" and m.how["leftHand"] == "hierarchy" and not m.missing
+
+
 def test_a_missing_hand_is_named_and_nothing_else_is():
     rig, _ = audit(humanoid_rows(MIXAMO, without=("Hand",)))
     found = codes(rig.findings)
