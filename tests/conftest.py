@@ -72,12 +72,13 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
-    """bpy 4.2 can crash in its own shutdown (after a glTF import or a failed driver),
-    turning a green run into exit 139; leave with pytest's own status before that."""
+    """bpy can crash in its own shutdown (4.2, after a glTF import or a failed driver: exit 139)
+    or hang there (4.5: every thread waiting on a lock after the run's summary); leave with
+    pytest's own status before that, once its summary is written."""
     import sys
 
     module = sys.modules.get("bpy")
-    if module is not None and _EXIT_STATUS and tuple(module.app.version) < (4, 3, 0):
+    if module is not None and _EXIT_STATUS:
         import os
 
         sys.stdout.flush()
