@@ -38,9 +38,9 @@ def test_negative_key_times_are_counted_as_the_validator_counts_them(engines_dir
     assert ours["ACCESSOR_ANIMATION_INPUT_NEGATIVE"] == sum(t < 0 for t in times)
 
 
-def _uri(kind: str, shared: Path) -> str:
-    return {"absolute": str(shared / "zeros.bin"), "file_url": (shared / "zeros.bin").as_uri(),
-            "climbing": "../shared/zeros.bin", "inside": "sub/../zeros.bin"}[kind]
+def _uri(kind: str, outside: Path) -> str:
+    return {"absolute": str(outside / "zeros.bin"), "file_url": (outside / "zeros.bin").as_uri(),
+            "climbing": "../outside/zeros.bin", "inside": "sub/../zeros.bin"}[kind]
 
 
 @pytest.mark.parametrize("kind, used, flagged", [
@@ -48,12 +48,12 @@ def _uri(kind: str, shared: Path) -> str:
 ])
 def test_uris_leaving_the_folder_are_counted_as_the_validator_counts_them(engines_dir, tmp_path, kind, used,
                                                                           flagged):
-    shared, asset = tmp_path / "shared", tmp_path / "asset"
-    shared.mkdir()
+    outside, asset = tmp_path / "outside", tmp_path / "asset"
+    outside.mkdir()
     asset.mkdir()
-    for folder in (shared, asset):
+    for folder in (outside, asset):
         (folder / "zeros.bin").write_bytes(bytes(48))
-    path = with_extra_buffer(asset / "a.gltf", _uri(kind, shared), used=used)
+    path = with_extra_buffer(asset / "a.gltf", _uri(kind, outside), used=used)
     ours, theirs = _counts(path, engines_dir)
     assert ours == theirs and theirs["NON_RELATIVE_URI"] == flagged
     reported = any(f.code == "gltf-uri-outside-folder" for f in file_checks(load_gltf(path)))

@@ -86,13 +86,13 @@ def test_a_used_buffer_that_is_no_regular_file_is_refused_by_name(tmp_path, uri,
 
 
 def test_uris_that_leave_the_folder_are_read_and_reported(tmp_path):
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    (shared / "zeros.bin").write_bytes(bytes(48))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "zeros.bin").write_bytes(bytes(48))
     asset = tmp_path / "asset"
     asset.mkdir()
-    climbing = load_gltf(with_extra_buffer(asset / "up.gltf", "../shared/zeros.bin", used=True))
-    absolute = load_gltf(with_extra_buffer(asset / "abs.gltf", str(shared / "zeros.bin"), used=True))
+    climbing = load_gltf(with_extra_buffer(asset / "up.gltf", "../outside/zeros.bin", used=True))
+    absolute = load_gltf(with_extra_buffer(asset / "abs.gltf", str(outside / "zeros.bin"), used=True))
     inside = load_gltf(with_extra_buffer(asset / "in.gltf", "sub/../zeros.bin"))
     for doc, code in ((climbing, None), (absolute, "NON_RELATIVE_URI")):
         (prim,) = skinned_primitives(doc)
