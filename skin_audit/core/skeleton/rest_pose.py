@@ -99,12 +99,14 @@ def measure_rest_pose(mapping: HumanoidMap, names: tuple[str, ...], heads: F64) 
         return None
     across = _snap(across)
     forward = np.cross(across, up)  # left x up: Blender's -Y for a character facing -Y with its left on +X
+    def direction(start: str, end: str) -> F64 | None:
+        """The unit direction from one humanoid bone's head to another's, if both are mapped."""
+        a, e = head(start), head(end)
+        return None if a is None or e is None else _unit(e - a)
+
     limbs: dict[str, dict[str, float]] = {}
     for limb, upper, lower, sign in LIMBS:
-        a, e = head(upper), head(lower)
-        if a is None or e is None:
-            continue
-        d = _unit(e - a)
+        d = direction(upper, lower)
         if d is None:
             continue
         side = float(d @ across) * sign
@@ -113,13 +115,9 @@ def measure_rest_pose(mapping: HumanoidMap, names: tuple[str, ...], heads: F64) 
             "forward": float(np.degrees(np.arctan2(float(d @ forward), side))),
         }
     for limb, upper, foot, sign in LEGS:
-        a, e = head(upper), head(foot)
-        if a is None or e is None:
-            continue
-        d = _unit(e - a)
-        if d is None:
-            continue
-        limbs[limb] = {"from_vertical": float(np.degrees(np.arctan2(float(d @ across) * sign, -float(d @ up))))}
+        d = direction(upper, foot)
+        if d is not None:
+            limbs[limb] = {"from_vertical": float(np.degrees(np.arctan2(float(d @ across) * sign, -float(d @ up))))}
     arms = [v["below_horizontal"] for v in limbs.values() if "below_horizontal" in v]
     convention = None
     if arms:
