@@ -98,6 +98,16 @@ MIN_MESH_SIZE = 1e-6
 #: Guard for divisions by a tolerance or a length that may be zero.
 DIVISION_GUARD = 1e-12
 
+#: Weight asymmetry matters from this difference between a vertex's weight and its mirror
+#: vertex's: under a mirrored pose the two move apart by that share of the bone's own motion
+#: there, a tenth of the bend (9 degrees of a 90-degree elbow); lighter differences, which
+#: weight painting and automatic weights leave on every character, are reported at INFO.
+ASYMMETRY_VISIBLE = 0.1
+
+#: Bind-pose drift is visible from this fraction of the mesh size: one pixel when the mesh
+#: fills a 1000-pixel-high view.  Lighter drift is reported at INFO.
+DRIFT_VISIBLE_RELATIVE = 1e-3
+
 #: Stray weights: a vertex is far from its bone beyond STRAY_FAR_FACTOR times the bone's reach
 #: (90th-percentile distance) plus this
 #: fraction of the mesh size; coincident vertices (seams) are welded within WELD_RELATIVE.
@@ -109,6 +119,15 @@ STRAY_WELD_RELATIVE = 1e-6
 #: angle), against the same vertex without that weight: 1.7 cm on a 1.7 m character, a dent
 #: seen at close range.  Lighter bleeding (a 0.01 weight beside its bone) changes nothing visible.
 STRAY_VISIBLE_RELATIVE = 1e-2
+#: An island painted with its bone's full weight (within this of 1, as stored) is rigged to that
+#: bone on purpose (an eye, a button): not stray unless it is far from the bone.
+STRAY_FULL_SHARE = 1e-3
+#: An island of a middle bone's group that is the mirror image of the group's other piece is
+#: rigged that way on purpose (the right eye of an `eyes` bone) when that piece holds at most this
+#: many times the island's vertices: two mirrored pieces, not a body with a stray patch.
+STRAY_MIRROR_PIECE_RATIO = 2.0
+#: ... and when the bone carries the island: its share of some island vertex's weight is at least this.
+STRAY_CARRIED_SHARE = 0.5
 
 
 def float32_tolerance(size: float) -> float:

@@ -6,7 +6,8 @@ rig is the demo cylinder with four planted problems:
 
 - vertex 0 weighs 0.5 in total (weights-not-normalized),
 - vertex 1 is in no group (unweighted-vertices),
-- vertices 2 and 3 are also in a group "Ghost" that names no bone (group-without-bone),
+- vertices 2 and 3 are in a group "Ghost" that names no bone, vertex 3 in no other group
+  (group-without-bone; vertex 3 is unweighted too),
 - a second root bone "Extra" deforms nothing (deform-bone-without-weights, multiple-root-bones).
 """
 
@@ -67,6 +68,9 @@ def _plant_problems() -> None:
     groups["Root"].add([0], 0.5, "REPLACE")
     groups["Root"].remove([1])
     groups.new(name="Ghost").add([2, 3], 0.25, "REPLACE")
+    for group in groups:
+        if group.name != "Ghost":
+            group.remove([3])  # Ghost is its only weight: it stays behind (a renamed bone)
     _activate(rig.armature)
     bpy.ops.object.mode_set(mode="EDIT")
     extra = rig.armature.data.edit_bones.new("Extra")
@@ -138,7 +142,7 @@ def check_results_are_kept_for_the_panel() -> None:
     result = _result()
     assert not result.error
     assert [m.object for m in result.meshes] == ["SkinAudit_Cylinder"]
-    assert _finding("unweighted-vertices")[1].vertices == (1,)
+    assert _finding("unweighted-vertices")[1].vertices == (1, 3)
     assert _finding("weights-not-normalized")[1].vertices == (0,)
     assert _finding("group-without-bone")[1].vertices == (2, 3)
     assert _rig_finding("deform-bone-without-weights")[1].bones == ("Extra",)
@@ -155,7 +159,7 @@ def check_findings_panel_draws_the_results() -> None:
     finally:
         settings().show_notes = False
     labels = {i["text"]: i["icon"] for i in panel.of("label")}
-    assert labels["1 unweighted"] == "CANCEL", labels
+    assert labels["2 unweighted"] == "CANCEL", labels
     group = next(text for text in labels if text.startswith("2 group, no bone"))
     assert labels[group] == "ERROR", labels  # a WARNING's icon
     # INFO: the default engine target (threejs through Blender's glTF exporter) divides by the sum too.
@@ -377,7 +381,7 @@ def check_failed_audit_is_shown_as_an_error() -> None:
 def check_audit_again_after_a_fix() -> None:
     """Fixing the data and auditing again replaces the results."""
     rig = _rig()
-    rig.mesh.vertex_groups["Root"].add([0, 1], 1.0, "REPLACE")
+    rig.mesh.vertex_groups["Root"].add([0, 1, 3], 1.0, "REPLACE")
     _activate(rig.armature)
     assert bpy.ops.skin_audit.run_audit() == {"FINISHED"}
     codes = [f.code for f in _result().meshes[0].findings]

@@ -204,6 +204,34 @@ def active_shape_keys(obj: bpy.types.Object) -> tuple[str, ...]:
     return active
 
 
+def driven_shape_keys(obj: bpy.types.Object) -> tuple[tuple[str, ...], np.ndarray | None]:
+    """Unmuted shape keys whose value a driver or an F-curve sets, and (V,) bool the vertices any
+    of them moves from its reference key (None when there is none)."""
+    from .animation import action_fcurves  # (animation reads the sandbox helpers of this module)
+
+    keys = obj.data.shape_keys
+    if keys is None or keys.animation_data is None:
+        return (), None
+    anim = keys.animation_data
+    paths = {d.data_path for d in anim.drivers}
+    if anim.action is not None:
+        paths |= {c.data_path for c in action_fcurves(anim.action)}
+    names = tuple(kb.name for kb in keys.key_blocks[1:]
+                  if not kb.mute and f'key_blocks["{kb.name}"].value' in paths)
+    if not names:
+        return (), None
+    count = len(obj.data.vertices)
+    moved = np.zeros(count, dtype=bool)
+    co = np.empty(count * 3, dtype=np.float32)
+    ref = np.empty(count * 3, dtype=np.float32)
+    for name in names:
+        kb = keys.key_blocks[name]
+        kb.data.foreach_get("co", co)
+        (kb.relative_key or keys.reference_key).data.foreach_get("co", ref)
+        moved |= (co != ref).reshape(count, 3).any(axis=1)
+    return names, moved
+
+
 @dataclass
 class _Evaluated:
     """What sandbox copies measured; ``None`` where the user's own evaluation serves."""
@@ -336,6 +364,7 @@ def extract(
     obj_eval = obj.evaluated_get(depsgraph)
     arm_eval = arm.evaluated_get(depsgraph)
     active_keys = active_shape_keys(obj)
+    driven_keys, driven_vertices = driven_shape_keys(obj)
     hidden = not (obj_eval.is_evaluated and arm_eval.is_evaluated)
     # One float32 buffer for every positions read: each is widened to float64 once, from it.
     scratch = np.empty(len(obj.data.vertices) * 3, dtype=np.float32)
@@ -374,6 +403,8 @@ def extract(
         parent=obj.parent.name if obj.parent else "",
         shape_keys_active=active_keys,
         shape_key_pinned=pinned_shape_key(obj),
+        shape_keys_driven=driven_keys,
+        driven_key_vertices=driven_vertices,
         modifiers_before=before,
         unsupported=tuple(unsupported),
         shown_at_rest=arm.data.pose_position != "POSE",

@@ -134,10 +134,18 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
         if bones[g] < 0 and name in mesh.other_bones:
             continue  # another Armature modifier of this mesh uses it
         if bones[g] < 0:
-            out.append(_finding("group-without-bone", "WARNING",
-                                f"vertex group '{name}' has weights but names no bone of "
-                                f"'{mesh.armature_object}': Blender ignores it (renamed bone?)",
-                                w[g] > 0, groups=(name,)))
+            # It matters where it is a vertex's only weight: those vertices stay behind (renamed bone?).
+            alone = (w[g] > 0) & unweighted
+            text = (f"vertex group '{name}' has weights but names no bone of '{mesh.armature_object}': Blender "
+                    "ignores it, and so does Blender's glTF exporter")
+            if alone.any():
+                out.append(_finding("group-without-bone", "WARNING",
+                                    f"{text}; {int(alone.sum())} of its vertices have no other deform weight and "
+                                    "stay behind (renamed bone?)", w[g] > 0, groups=(name,)))
+            else:
+                out.append(_finding("group-without-bone", "INFO",
+                                    f"{text}; every vertex it weights is weighted to deform bones too, so nothing "
+                                    "drawn changes (rename it to its bone or remove it)", w[g] > 0, groups=(name,)))
         elif not mesh.bones.use_deform[bones[g]] and name not in mesh.other_deform_bones:
             out.append(_finding("weights-on-non-deform-bone", "WARNING",
                                 f"vertex group '{name}' has weights but bone '{name}' has Deform off: "
@@ -145,6 +153,18 @@ def weight_findings(mesh: SkinnedMesh, options: AuditOptions, deform_sum: F64,
                                 "and keeps them, so engines move those vertices with that bone",
                                 w[g] > 0, bones=(name,), groups=(name,)))
     return out
+
+
+def _drift_severity(worst: float, size: float) -> Severity:
+    """ERROR from drift one can see (tolerances.DRIFT_VISIBLE_RELATIVE of the mesh size), INFO below."""
+    return "ERROR" if worst >= tolerances.DRIFT_VISIBLE_RELATIVE * max(size, tolerances.MIN_MESH_SIZE) else "INFO"
+
+
+def _drift_note(worst: float, size: float) -> str:
+    if _drift_severity(worst, size) == "ERROR":
+        return ""
+    return (f" ({worst / max(size, tolerances.MIN_MESH_SIZE):.2g} of the mesh's size, under the "
+            f"{tolerances.DRIFT_VISIBLE_RELATIVE:g} one can see)")
 
 
 def modifier_findings(mesh: SkinnedMesh) -> list[Finding]:
@@ -156,9 +176,11 @@ def modifier_findings(mesh: SkinnedMesh) -> list[Finding]:
                             f"'{mesh.modifier.name}' uses Preserve Volume (dual quaternions); glTF and FBX "
                             "engines skin with LBS, so exports deform differently"))
     if mesh.parent != mesh.armature_object:
-        out.append(_finding("mesh-not-parented-to-armature", "WARNING",
+        out.append(_finding("mesh-not-parented-to-armature", "INFO",
                             f"'{mesh.object}' is parented to '{mesh.parent or 'nothing'}', not to "
-                            f"'{mesh.armature_object}'; exporters expect the skinned mesh under its armature"))
+                            f"'{mesh.armature_object}'; Blender deforms it through its Armature modifier all the "
+                            "same, and Blender's glTF exporter writes it as a skin of that armature; a pipeline "
+                            "that expects the skinned mesh under its armature wants it parented there"))
     if not np.isfinite(mesh.rest).all():
         bad = ~np.isfinite(mesh.rest).all(axis=1)
         out.append(_finding("non-finite-positions", "ERROR",
@@ -328,15 +350,29 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
     if mesh.blender_at_rest is not None and mesh.modelled is not None and \
             len(mesh.blender_at_rest) == len(mesh.modelled):
         rest_drift = distances(mesh.blender_at_rest, mesh.modelled)
-        drift = np.maximum(drift, rest_drift)
         moved = rest_drift > drift_tol
+        driven = mesh.driven_key_vertices
+        if moved.any() and driven is not None and len(driven) == len(moved) and not (moved & ~driven).any():
+            # Only shape keys that drivers or F-curves set move them: a corrective key at work as
+            # the pose drives it, not the bind pose (the skinning leaves its input where it is).
+            keys = ", ".join(f"'{k}'" for k in mesh.shape_keys_driven[:5])
+            findings.append(_finding(
+                "bind-pose-drift", "INFO",
+                f"with the armature at rest, {int(moved.sum())} vertices sit up to {rest_drift.max():.3g} from the "
+                f"modelled mesh, all of them moved by shape keys that drivers or keys set ({keys}): the key at "
+                "work as the pose drives it, not the bind pose",
+                moved, max_drift=float(rest_drift.max()), causes=[f"driven shape key {keys}"]))
+            rest_drift = np.zeros_like(rest_drift)
+            moved = np.zeros_like(moved)
+        drift = np.maximum(drift, rest_drift)
         if moved.any():
             causes = rest_drift_causes(mesh, moved)
+            worst = float(rest_drift.max())
             findings.append(_finding(
-                "bind-pose-drift", "ERROR",
-                f"with the armature at rest, {int(moved.sum())} vertices sit up to {rest_drift.max():.3g} "
-                f"from the modelled mesh; responsible: {', '.join(causes) or UNEXPLAINED}",
-                moved, max_drift=float(rest_drift.max()), causes=causes))
+                "bind-pose-drift", _drift_severity(worst, size),
+                f"with the armature at rest, {int(moved.sum())} vertices sit up to {worst:.3g} "
+                f"from the modelled mesh; responsible: {', '.join(causes) or UNEXPLAINED}{_drift_note(worst, size)}",
+                moved, max_drift=worst, causes=causes))
     if mesh.cleared_channel is not None:
         dev = np.abs(mesh.cleared_channel - np.eye(4)).max(axis=(1, 2))
         bones_moved = np.flatnonzero((dev > tolerances.BONE_MOVED) & mesh.bones.use_deform)
@@ -348,11 +384,12 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
         drift = np.maximum(drift, pose_drift)
         moved = pose_drift > drift_tol
         if moved.any():
+            worst = float(pose_drift.max())
             findings.append(_finding(
-                "bind-pose-drift", "ERROR",
+                "bind-pose-drift", _drift_severity(worst, size),
                 f"with every pose channel cleared, constraints or drivers hold {len(moved_bones)} deform bones "
                 f"away from rest ({', '.join(moved_bones[:5])}), moving {int(moved.sum())} vertices by up to "
-                f"{pose_drift.max():.3g}", moved, bones=moved_bones, max_drift=float(pose_drift.max())))
+                f"{worst:.3g}{_drift_note(worst, size)}", moved, bones=moved_bones, max_drift=worst))
     measures["bind_drift"] = drift
     metrics["max_bind_drift"] = float(drift.max(initial=0.0))
 

@@ -23,7 +23,7 @@ engine and are not judged.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,7 @@ from .symmetry import (
     mirror_offset_angles,
     mirror_weights,
     pair_bones,
+    reflect_points,
     rotation_angle,
     rotation_angles,
     shared_convention,
@@ -64,6 +65,11 @@ DROPS_BONE_CHILDREN = {
                "part of the skeletal mesh (the Blender for Unreal Engine add-on's checker flags it); skin it to "
                "its bone (one vertex group at weight 1 and an Armature modifier) or attach it in Unreal to a "
                "socket"),
+}
+#: Engine targets whose import wants one skeleton root, and what happens otherwise.
+ONE_ROOT_TARGETS = {
+    "unreal": ("Unreal's skeletal-mesh import wants one root bone: it adds a root of its own above several "
+               "(the Blender for Unreal Engine add-on's checker asks for one), so parent the roots under one bone"),
 }
 #: How many names a message lists.
 NAMES_SHOWN = 5
@@ -158,8 +164,12 @@ def deform_parents(parents: Sequence[int], use_deform: NDArray[np.bool_]) -> NDA
     return out
 
 
-def structure_findings(armature: str, bones: Bones) -> list[Finding]:
-    """Roots of the deform hierarchy, and no deform bone at all."""
+def structure_findings(armature: str, bones: Bones, target: str = "threejs") -> list[Finding]:
+    """Roots of the deform hierarchy, and no deform bone at all.
+
+    Several deform roots are a WARNING for a target whose import wants one skeleton root
+    (ONE_ROOT_TARGETS); glTF asks only for a common ancestor node of a skin's joints, which
+    Blender's exporter writes, so for the others they are INFO."""
     deform = np.flatnonzero(bones.use_deform)
     if deform.size == 0:
         return [Finding("no-deform-bones", "ERROR",
@@ -180,13 +190,17 @@ def structure_findings(armature: str, bones: Bones) -> list[Finding]:
     helpers = sorted({bones.names[bones.parents[j]] for j in roots if bones.parents[j] >= 0})
     under = (f"; {sum(bones.parents[j] >= 0 for j in roots)} of them hang from helper bones "
              f"({_names(helpers)}), which such an exporter leaves out") if helpers else ""
+    wants_one = ONE_ROOT_TARGETS.get(target)
+    consequence = (f"for target '{target}': {wants_one}" if wants_one else
+                   f"target '{target}' draws it the same (glTF asks only for a common ancestor node of a skin's "
+                   "joints, which Blender's exporter writes); Unreal's skeletal-mesh import wants one root")
     return [Finding(
-        "multiple-root-bones", "WARNING",
+        "multiple-root-bones", "WARNING" if wants_one else "INFO",
         f"the deform hierarchy of '{armature}' (deform bones only, each under its nearest deform "
         f"ancestor, as an exporter writing deform bones only writes it: Blender's glTF exporter with "
         f"'Deform Bones Only', FBX 'Only Deform Bones') has {len(roots)} roots ({_names(names)}){under}; "
-        "some importers want one skeleton root (Unreal's skeletal-mesh import)", len(roots), bones=tuple(names),
-        details={"deform_roots": len(roots), "helper_parents": helpers[:50]})]
+        f"{consequence}", len(roots), bones=tuple(names),
+        details={"deform_roots": len(roots), "helper_parents": helpers[:50], "target": target})]
 
 
 def armature_findings(mesh: SkinnedMesh) -> list[Finding]:
@@ -300,8 +314,12 @@ class _Character:
 def _character(meshes: Sequence[SkinnedMesh]) -> _Character:
     if len(meshes) == 1:  # nothing to join: the mesh's own arrays
         m = meshes[0]
-        return _Character(to_armature(m), m.weights, m.group_names, m.edges,
-                          np.array([0, m.vertex_count], dtype=np.intp), m.size())
+        points = to_armature(m)
+        # Its size in armature space, as its points (the mesh's own size is in its object's space:
+        # an object or armature scale would scale every relative threshold).
+        side = largest_side(points)
+        return _Character(points, m.weights, m.group_names, m.edges, np.array([0, m.vertex_count], dtype=np.intp),
+                          max(1.0 if side is None else side, tolerances.MIN_MESH_SIZE))
     names = list(dict.fromkeys(n for m in meshes for n in m.group_names))
     row = {n: g for g, n in enumerate(names)}
     starts = np.cumsum([0] + [m.vertex_count for m in meshes]).astype(np.intp)
@@ -349,7 +367,21 @@ def _symmetry(armature: str, meshes: Sequence[SkinnedMesh], char: _Character, op
     far = tolerances.MIRROR_DISTANCE_RELATIVE * char.size
     tol = tolerances.MIRROR_ANGLE_DEGREES
     bad = [(f.left, f.right, float(a), f.head_distance) for f, a in zip(frames, angles, strict=True)
-           if a > tol or f.head_distance > far]
+           if a > tol]
+    # Axes that mirror on heads that do not: the asset is not symmetric there, but mirrored poses
+    # turn both sides alike (a pose is a rotation about each bone's own head).
+    apart = [(f.left, f.right, float(a), f.head_distance) for f, a in zip(frames, angles, strict=True)
+             if a <= tol and f.head_distance > far]
+    if apart:
+        worst = max(apart, key=lambda t: t[3])
+        findings.append(Finding(
+            "mirror-axis-mismatch", "INFO",
+            f"{len(apart)} deform bone pairs have mirrored axes but heads off their mirror position; worst "
+            f"'{names[worst[0]]}' / '{names[worst[1]]}' by {worst[3]:.3g} ({worst[3] / char.size:.2g} of the "
+            "character's size): the two sides are not built alike there, and mirrored poses still turn them alike",
+            len(apart), bones=tuple(names[i] for a, c, _, _ in apart for i in (a, c)),
+            details={"worst_angle_degrees": max(t[2] for t in apart), "worst_head_distance": worst[3],
+                     "heads_only": True}))
     if bad:
         worst = max(bad, key=lambda t: t[2])
         findings.append(Finding(
@@ -473,10 +505,13 @@ def _weight_symmetry(meshes: Sequence[SkinnedMesh], char: _Character, names: tup
         partner_local = mate - int(char.starts[other])
         where = "" if other == k else f" of '{meshes[other].object}'"
         group = char.group_names[worst_group[lo + v]]
+        visible = diff[v] + tolerances.FLOAT32_RELATIVE >= tolerances.ASYMMETRY_VISIBLE  # (weights are float32)
         part.findings.append(Finding(
-            "weight-asymmetry", "WARNING",
+            "weight-asymmetry", "WARNING" if visible else "INFO",
             f"{int(asym.sum())} vertices weigh differently from their mirror vertex; worst vertex {v} "
-            f"(mirror vertex {partner_local}{where}) in group '{group}' by {diff[v]:.3g}",
+            f"(mirror vertex {partner_local}{where}) in group '{group}' by {diff[v]:.3g}" + (
+                "" if visible else f" (under {tolerances.ASYMMETRY_VISIBLE:g}: the two sides bend alike to the "
+                                   "eye; a mirrored pose moves them apart by less than that share of the bend)"),
             int(asym.sum()), tuple(np.flatnonzero(asym).tolist()),
             groups=tuple(sorted({char.group_names[g] for g in worst_group[lo:hi][asym]})),
             details={"worst_vertex": v, "mirror_vertex": partner_local, "mirror_object": meshes[other].object,
@@ -496,7 +531,29 @@ def _strays(meshes: Sequence[SkinnedMesh], char: _Character, options: AuditOptio
     poses = np.stack([p.channel for p in standard_poses(bones, options.test_pose_degrees)]) if strays else None
     visible_at = tolerances.STRAY_VISIBLE_RELATIVE * char.size
     moves = []
-    for s in strays:
+    weights = char.weights
+    mirror: tuple[BonePairs, NDArray[np.intp]] | None = None
+    for k, s in enumerate(strays):
+        if s.islands.size:
+            # An island near its bone painted with its full weight (an eye, a button) is rigged to it on
+            # purpose; a light weight left alone on a patch (normalised by Blender) is not.
+            full = weights[s.group, s.islands].astype(np.float64) >= 1.0 - tolerances.STRAY_FULL_SHARE
+            islands = s.islands[~full]
+            # So is an island its bone carries (the largest share there at least half) that is the
+            # mirror image of the group's own region (the right eye of a bone carrying both eyes);
+            # two mirrored patches of a light bleed are still stray.
+            w = weights[:, s.islands].astype(np.float64)
+            w[(group_bones < 0) | ~np.isfinite(w).all(axis=1)] = 0.0
+            carried = (w[s.group] / np.maximum(w.sum(axis=0), tolerances.DIVISION_GUARD)).max(initial=0.0) \
+                >= tolerances.STRAY_CARRIED_SHARE
+            if islands.size and carried:
+                if mirror is None:
+                    deform = np.flatnonzero(bones.use_deform)
+                    pairs = pair_bones(tuple(bones.names[j] for j in deform), bones.heads[deform])
+                    mirror = pairs, mirror_groups(char.group_names, tuple(bones.names[j] for j in deform), pairs)
+                islands = _unmirrored(char, islands, s.islands, s.group, int(mirror[1][s.group]), mirror[0],
+                                      options.mirror_radius_relative * char.size)
+            strays[k] = s = replace(s, islands=islands)
         vertices = np.union1d(s.far, s.islands)
         assert poses is not None
         moves.append((vertices, stray_displacement(char.points, char.weights, group_bones, s.group, vertices, poses)))
@@ -537,6 +594,32 @@ def _strays(meshes: Sequence[SkinnedMesh], char: _Character, options: AuditOptio
                 details={"worst_displacement": worst, "worst_displacement_relative": worst / char.size}))
 
 
+def _unmirrored(char: _Character, islands: NDArray[np.intp], every_island: NDArray[np.intp], group: int,
+                mirror_group: int, pairs: BonePairs, radius: float) -> NDArray[np.intp]:
+    """The ``islands`` vertices of a middle bone's group (its own mirror: eyes, jaw) whose mirror image
+    is not a vertex the group weighs outside ``every_island`` (within ``radius``), unless the group
+    weighs about as much outside its islands as in them (two mirrored pieces: the eyes); a group
+    weighing far more (a root bone over the body) keeps its islands.  A side group's island is kept:
+    its mirror image lies on the other side's group, which may carry the same mistake."""
+    if mirror_group != group:
+        return islands
+    region = np.setdiff1d(np.flatnonzero(char.weights[mirror_group] > 0), every_island)
+    if region.size == 0 or region.size > tolerances.STRAY_MIRROR_PIECE_RATIO * every_island.size:
+        return islands
+    images = reflect_points(char.points[islands], pairs)  # (N, 3)
+    found = np.zeros(len(islands), dtype=bool)
+    targets = char.points[region]
+    step = max(1, _MIRROR_PAIRS // max(len(targets), 1))
+    for lo in range(0, len(images), step):  # (a block of images x the region): a few megabytes
+        d = np.linalg.norm(images[lo:lo + step, None, :] - targets[None, :, :], axis=2)
+        found[lo:lo + step] = d.min(axis=1) <= radius
+    return islands[~found]
+
+
+#: Island images times region vertices compared per block of _unmirrored.
+_MIRROR_PAIRS = 2**18
+
+
 def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions,
               missing: Sequence[MissingModifier] = (),
               rigid: Sequence[RigidPart] = ()) -> tuple[RigAudit, tuple[MeshPart, ...]]:
@@ -560,7 +643,7 @@ def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOption
             "deform_roots": int(((deform_parents(bones.parents, deform) < 0) & deform).sum()),
             "vertices": sum(m.vertex_count for m in meshes),
         })
-        findings += structure_findings(armature, bones)
+        findings += structure_findings(armature, bones, options.target)
         findings += armature_findings(meshes[0])
         findings += idle_bone_findings(armature, meshes, rigid)
         skeleton = _skeleton(armature, meshes, options, findings, metrics, list(parts))
@@ -584,7 +667,7 @@ def _skeleton(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOption
     position = {int(j): k for k, j in enumerate(deform)}
     parents = [position[int(dparent[j])] if dparent[j] >= 0 else -1 for j in deform]
     judged = judge_skeleton(armature, [bones.names[j] for j in deform], parents, bones.heads[deform],
-                            bones.tails[deform], bones.rest[deform, :3, 0], options.rest_pose)
+                            bones.tails[deform], bones.rest[deform, :3, 0], options.rest_pose, options.target)
     findings += judged.findings
     humanoid = judged.data["humanoid"]
     metrics["humanoid_bones"] = len(humanoid["bones"]) if humanoid["humanoid"] else 0

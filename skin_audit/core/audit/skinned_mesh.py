@@ -228,6 +228,10 @@ class SkinnedMesh:
     shape_keys_active: tuple[str, ...] = ()
     #: The shape key Shape Key Lock shows alone at full strength (its value aside), or "".
     shape_key_pinned: str = ""
+    #: Shape keys whose value a driver or an F-curve sets (corrective keys the rig drives), and
+    #: (V,) the vertices any of them moves from its reference key (None: no such key).
+    shape_keys_driven: tuple[str, ...] = ()
+    driven_key_vertices: NDArray[np.bool_] | None = None
     modifiers_before: tuple[str, ...] = ()
     #: Features present that the numpy recomputation does not reproduce, with why.
     unsupported: tuple[str, ...] = ()

@@ -51,8 +51,10 @@ _ENTRIES = (
        "More than --max-influences deform weights are non-zero on the vertex; Blender uses them all, Blender's glTF "
        "exporter keeps the 4 largest (renormalised), three.js reads 4, Babylon 8.",
        "Limit the influences to the engine's count, then normalise."),
-    _h("group-without-bone", "WARNING", "Vertex group names no bone",
-       "A vertex group with weights names no bone of the modifier's armature; Blender ignores it.",
+    _h("group-without-bone", "WARNING / INFO", "Vertex group names no bone",
+       "A vertex group with weights names no bone of the modifier's armature; Blender and its glTF exporter "
+       "ignore it. WARNING where it is a vertex's only weight (the vertex stays behind), INFO where every vertex "
+       "it weights is weighted to deform bones too.",
        "Rename the group to its bone, merge its weights into a bone, or remove it."),
     _h("weights-on-non-deform-bone", "WARNING", "Weights on a non-deform bone",
        "A vertex group with weights names a bone whose Deform is off; Blender ignores the weights, but its glTF "
@@ -61,9 +63,11 @@ _ENTRIES = (
     _h("deform-bone-without-weights", "INFO", "Deform bone that moves nothing",
        "A deform bone that no vertex of this mesh uses.",
        "Turn Deform off if the bone is a helper; exporters keep deform bones as joints."),
-    _h("bind-pose-drift", "ERROR", "The mesh moves at the bind pose",
+    _h("bind-pose-drift", "ERROR / INFO", "The mesh moves at the bind pose",
        "At Rest Position the mesh moves (shape keys, modifiers), or with every pose channel cleared "
-       "constraints or drivers hold deform bones away from rest.",
+       "constraints or drivers hold deform bones away from rest. ERROR from 1e-3 of the mesh's size (a pixel "
+       "when the mesh fills a 1000-pixel view), INFO below, and INFO where only shape keys that drivers or "
+       "keys set move the vertices (a corrective key at work).",
        "Look at the shape keys, modifiers, constraints and drivers the message names."),
     _h("skinning-mismatch", "ERROR", "Blender deforms differently from the recomputation",
        "Blender's deformation differs from the independent numpy recomputation beyond float32 tolerance.",
@@ -127,10 +131,11 @@ _ENTRIES = (
        "bones, that no enabled Armature modifier deforms: ERROR when its groups weigh deform bones; INFO for an "
        "unparented object sharing its mesh data with a skinned one (a static instance).",
        "Add (or enable) an Armature modifier pointing at the armature, or unparent the mesh if it is a prop."),
-    _h("humanoid-bone-missing", "WARNING", "A humanoid without a required humanoid bone",
+    _h("humanoid-bone-missing", "WARNING / INFO", "A humanoid without a required humanoid bone",
        "The rig maps to a humanoid (at least 10 of VRM 1.0's 15 required bones found by name or hierarchy) but "
        "one of the required bones (hips, spine, head, upper arm, lower arm, hand, upper leg, lower leg, foot) "
-       "is not there.",
+       "is not there. WARNING for the unity target (its Humanoid avatar) or a stated --rest-pose; INFO for "
+       "targets that map no humanoid (they draw the rig the same).",
        "Add or rename the bone; VRM, Unity's Humanoid and retargeting need every required bone."),
     _h("humanoid-bone-ambiguous", "INFO", "Two bones could be one humanoid bone",
        "Two bones that are not one chain both read as the same humanoid bone.",
@@ -215,8 +220,9 @@ _ENTRIES = (
        "Bone matrices that are NaN or infinite.", "Fix the bone (zero length, scale 0, a broken constraint)."),
     _h("multiple-root-bones", "WARNING / INFO", "More than one root bone",
        "The deform hierarchy (deform bones only, each under its nearest deform ancestor) has more than one "
-       "root; an exporter writing deform bones only writes several skeleton roots, which some importers refuse "
-       "(Unreal's skeletal-mesh import wants one root bone).",
+       "root; an exporter writing deform bones only writes several skeleton roots. WARNING for the unreal "
+       "target (its skeletal-mesh import wants one root bone); INFO for the others (glTF asks only for a common "
+       "ancestor node of a skin's joints) and for helper roots.",
        "Parent the roots under one root bone."),
     _h("no-deform-bones", "ERROR", "No deform bones",
        "No bone of the armature has Deform on.", "Turn Deform on for the skinning bones."),
@@ -234,8 +240,9 @@ _ENTRIES = (
     _h("bbones-on-deform-bones", "INFO", "B-Bones on deform bones",
        "Deform bones with B-Bone segments; exporters bake them to plain bones.",
        "Set segments to 1, or add real twist bones."),
-    _h("mesh-not-parented-to-armature", "WARNING", "Mesh not parented to its armature",
-       "The skinned mesh's parent is not its armature; exporters expect the armature as parent.",
+    _h("mesh-not-parented-to-armature", "INFO", "Mesh not parented to its armature",
+       "The skinned mesh's parent is not its armature; Blender deforms it and its glTF exporter writes the skin "
+       "all the same, but a pipeline may expect the armature as parent.",
        "Parent the mesh to the armature (keep transform)."),
     _h("not-reproduced", "INFO", "A feature the recomputation does not reproduce",
        "B-Bones, envelopes, multi-modifier or topology-changing modifiers: those vertices are not compared.",
@@ -262,14 +269,16 @@ _ENTRIES = (
        "A Left/Right bone without its mirror bone by name.", "Add or rename the mirror bone (.L/.R)."),
     _h("mirror-axis-mismatch", "WARNING / INFO", "Mirrored bones are not mirror images",
        "A mirrored pair's rest frames are not mirror images (angle in details), judged against the rig's own "
-       "rule when it has one.",
+       "rule when it has one: WARNING. INFO where the axes mirror but the heads do not (the sides are built "
+       "apart; mirrored poses still turn them alike), and for pairs along the mirror axis.",
        "Symmetrize the armature (Armature > Symmetrize) or fix the bone roll."),
     _h("mirror-axis-convention", "INFO", "The rig mirrors bones its own way",
        "Most pairs share one offset from Blender's mirror image (another tool's mirroring); pairs are judged "
        "against it.",
        "Nothing to fix; noted so the mirror checks can be read."),
-    _h("weight-asymmetry", "WARNING", "Weights are not symmetric",
-       "A vertex's weights differ from its mirror vertex's mirrored-group weights by more than 0.05.",
+    _h("weight-asymmetry", "WARNING / INFO", "Weights are not symmetric",
+       "A vertex's weights differ from its mirror vertex's mirrored-group weights by more than 0.05: WARNING "
+       "from a difference of 0.1 (a tenth of the bend), INFO below.",
        "Mirror the weights from the good side."),
     _h("mesh-not-symmetric", "INFO", "Mesh not symmetric: weight symmetry not checked",
        "Too few vertices have a mirror vertex across the symmetry plane.", "Nothing to fix."),
@@ -278,7 +287,8 @@ _ENTRIES = (
     _h("stray-weights", "WARNING / INFO", "Stray weights",
        "Vertices far from their bone compared with the bone's other vertices, or a bone's weighted region split "
        "into islands on one piece of mesh; WARNING where the weight moves its vertex by more than 1% of the "
-       "character's size at a stress pose, INFO below.",
+       "character's size (in armature space) at a stress pose, INFO below. An island painted with its bone's "
+       "full weight, or a middle bone's island that mirrors the bone's other piece (two eyes), is not stray.",
        "Remove the stray islands, or weights below a small threshold."),
 )
 

@@ -32,8 +32,13 @@ class SkeletonJudgement:
     data: dict[str, Any]
 
 
+#: Engine targets that map a humanoid (Unity's Humanoid avatar): a missing humanoid bone is a WARNING
+#: there, and wherever the pipeline states a rest pose (``rest_pose``); elsewhere nothing drawn changes.
+HUMANOID_TARGETS = frozenset({"unity"})
+
+
 def judge_skeleton(armature: str, names: Sequence[str], parents: Sequence[int], heads: F64, tails: F64,
-                   x_axes: F64, rest_pose: str | None) -> SkeletonJudgement:
+                   x_axes: F64, rest_pose: str | None, target: str) -> SkeletonJudgement:
     """The humanoid map, rest pose and signature of one armature's deform skeleton.
 
     Parameters
@@ -52,12 +57,15 @@ def judge_skeleton(armature: str, names: Sequence[str], parents: Sequence[int], 
         return SkeletonJudgement((), data)
     found = sum(r in mapping.bones for r in REQUIRED)
     if mapping.missing:
+        retargets = target in HUMANOID_TARGETS or rest_pose is not None
+        drawn = "" if retargets else (f"; target '{target}' draws the rig the same (it maps no humanoid: "
+                                      "a WARNING for --target unity or a stated --rest-pose)")
         findings.append(Finding(
-            "humanoid-bone-missing", "WARNING",
+            "humanoid-bone-missing", "WARNING" if retargets else "INFO",
             f"'{armature}' is a humanoid ({found} of the {len(REQUIRED)} required humanoid bones found) but has no "
             f"{', '.join(mapping.missing)}: VRM, Unity's Humanoid and retargeting need every one, and animation "
-            "made for a humanoid has nothing to drive there", len(mapping.missing),
-            details={"missing": list(mapping.missing)}))
+            f"made for a humanoid has nothing to drive there{drawn}", len(mapping.missing),
+            details={"missing": list(mapping.missing), "target": target}))
     for bone, claimants in mapping.ambiguous.items():
         findings.append(Finding(
             "humanoid-bone-ambiguous", "INFO",

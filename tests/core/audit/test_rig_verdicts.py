@@ -210,6 +210,58 @@ def test_stray_weights_warn_only_where_they_move_the_vertex_visibly(weight, seve
     assert (expected > tolerances.STRAY_VISIBLE_RELATIVE * size) == (severity == "WARNING")
 
 
+def test_stray_weights_are_judged_against_the_size_in_armature_space():
+    """The same tube stored three times larger in an object scaled by 1/3 (a scaled FBX import):
+    in armature space it is the tube above, so the same vertex at the same relative displacement
+    and severity; its object's own size (6) must not dilute it."""
+    rig = _stray_tube(0.014)
+    scaled = nr.Rig(rig.rows, rig.rest * 3.0, rig.groups, rig.edges)
+    to_armature = np.diag([1.0 / 3.0] * 3 + [1.0])
+    found = only(shape(nr.skinned_mesh(scaled, mesh_to_armature=to_armature)), "stray-weights")
+    expected = _closed_form(rig, 0.014)
+    assert (found.severity, found.vertices) == ("WARNING", (64,))
+    assert found.details["worst_displacement_relative"] == pytest.approx(expected / 2.0, rel=1e-9)
+
+
+def _eyes(eye_weight: float, right_eye_weight: float | None = None) -> nr.Rig:
+    """A strip of 7 vertices across the face (x from -0.3 to 0.3, one piece of mesh) on a Head
+    bone, its two ends (x = +-0.3, +-0.2) the eyes: weighted ``eye_weight`` to a middle Eyes bone
+    and the rest to Head. The right eye is an island of Eyes: the mirror image of the left one."""
+    rows = (nr.BoneRow("Head", (0.0, 0.0, 0.0), (0.0, 1.0, 0.0)),
+            nr.BoneRow("Eyes", (0.0, 0.6, 0.1), (0.0, 0.8, 0.1), "Head"))
+    x = np.array([-0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3])
+    rest = np.stack([x, np.full(7, 0.6), np.full(7, 0.2)], axis=1)
+    eyes = np.where(np.abs(x) >= 0.15, eye_weight, 0.0)
+    if right_eye_weight is not None:
+        eyes[:2] = right_eye_weight
+    edges = np.array([(i, i + 1) for i in range(6)], dtype=np.intp)
+    return nr.Rig(rows, rest, {"Head": 1.0 - eyes, "Eyes": eyes}, edges)
+
+
+@pytest.mark.parametrize("weight", [1.0, 0.7])
+def test_the_mirror_image_of_a_middle_bones_region_is_not_stray(weight):
+    """Two eyes on one Eyes bone, painted alike (in full, or carried at 0.7): rigged on purpose."""
+    assert "stray-weights" not in codes(shape(nr.skinned_mesh(_eyes(weight))))
+
+
+def test_mirrored_patches_of_a_light_bleed_are_still_stray():
+    """The same two patches at 0.3 (Head carries them): a bleed, mirrored or not."""
+    found = only(shape(nr.skinned_mesh(_eyes(0.3))), "stray-weights")
+    assert found.groups == ("Eyes",) and set(found.vertices) <= {0, 1, 5, 6}
+
+
+def test_an_island_that_does_not_mirror_the_region_is_stray():
+    """The right eye at 0.7 but the left at 1.0 is still the mirror image in place: not stray; a
+    right eye weighted where the left has nothing would be, so move the left eye's weight off."""
+    rig = _eyes(0.7)
+    groups = {k: v.copy() for k, v in rig.groups.items()}
+    groups["Eyes"][5:] = 0.0  # the left eye unweighted: Eyes weighs the right eye and the middle vertex
+    groups["Eyes"][3] = 0.7
+    groups["Head"] = 1.0 - groups["Eyes"]
+    found = only(shape(nr.skinned_mesh(nr.Rig(rig.rows, rig.rest, groups, rig.edges))), "stray-weights")
+    assert found.groups == ("Eyes",)
+
+
 def test_a_far_vertex_weighted_to_its_bone_alone_moves_visibly():
     """A loose vertex 20 units up the chain, Root's only: without the weight Blender leaves it at
     rest, with it Root turns it about its head: chord 2 sin(45 deg) x its distance from Root's

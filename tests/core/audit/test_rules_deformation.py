@@ -179,6 +179,34 @@ def test_bind_pose_drift_at_rest_position_names_its_causes():
         "its value)"]
 
 
+@pytest.mark.parametrize("fraction, severity", [(2e-3, "ERROR"), (5e-4, "INFO")])
+def test_bind_pose_drift_one_cannot_see_is_info(fraction, severity):
+    """Drift from one pixel of a 1000-pixel view (1e-3 of the mesh size) is an ERROR; lighter, INFO."""
+    rig = clean()
+    mesh = nr.skinned_mesh(rig)
+    at_rest = rig.rest.copy()
+    at_rest[3] += (0.0, 0.0, fraction * mesh.size())
+    found = only(audit(nr.skinned_mesh(rig, modelled=rig.rest, blender_at_rest=at_rest)), "bind-pose-drift")
+    assert (found.severity, found.vertices) == (severity, (3,))
+    assert ("under the 0.001 one can see" in found.message) == (severity == "INFO")
+
+
+def test_vertices_only_a_driven_shape_key_moves_are_not_drift():
+    rig = clean()
+    at_rest = rig.rest.copy()
+    at_rest[[3, 4]] += (0.0, 0.0, 0.1)
+    driven = np.zeros(len(rig.rest), dtype=bool)
+    driven[[3, 4, 5]] = True
+    mesh = nr.skinned_mesh(rig, modelled=rig.rest, blender_at_rest=at_rest, shape_keys_driven=("Fix",),
+                           driven_key_vertices=driven)
+    found = only(audit(mesh), "bind-pose-drift", "INFO")
+    assert found.vertices == (3, 4) and "'Fix'" in found.message
+    # A vertex the key does not move is still drift.
+    driven[4] = False
+    assert only(audit(nr.skinned_mesh(rig, modelled=rig.rest, blender_at_rest=at_rest, shape_keys_driven=("Fix",),
+                                      driven_key_vertices=driven)), "bind-pose-drift", "ERROR").vertices == (3, 4)
+
+
 def test_bind_pose_drift_from_a_bone_held_away_from_rest():
     rig = clean()
     held = nr.channels(rig.rows, {"Child": nr.rotation("x", 0.3)})

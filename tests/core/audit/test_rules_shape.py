@@ -267,6 +267,21 @@ def test_mirror_axis_mismatch_names_the_rolled_pair():
     assert "mirror-axis-mismatch" not in codes(shape(nr.skinned_mesh(arms(hand_roll=math.radians(0.5)))))
 
 
+def test_mirrored_axes_on_heads_apart_are_info():
+    """The right hand's bone slid 0.2 along itself (axes still mirrored): the sides are not built
+    alike, yet a mirrored pose turns each about its own head alike; INFO, with the distance."""
+    rig = arms()
+    slid = tuple(nr.BoneRow(**{**r.__dict__, "head": (r.head[0] - 0.2, r.head[1], r.head[2]),
+                               "tail": (r.tail[0] - 0.2, r.tail[1], r.tail[2])}) if r.name == "Hand.R" else r
+                 for r in rig.rows)
+    result = shape(nr.skinned_mesh(nr.Rig(slid, rig.rest, rig.groups, rig.edges)))
+    found = only(result, "mirror-axis-mismatch", "INFO")
+    # (The symmetry plane is the pairs' median: the slide moves it too, so the arms are off a little.)
+    assert {"Hand.L", "Hand.R"} <= set(found.bones) and found.details["heads_only"]
+    assert 0.1 - 1e-9 <= found.details["worst_head_distance"] <= 0.2 + 1e-9
+    assert "mirror-axis-mismatch" not in {f.code for f in result.findings if f.severity == "WARNING"}
+
+
 def test_mirror_axis_convention_of_a_rig_mirrored_by_another_rule():
     result = shape(nr.skinned_mesh(arms(right_roll=math.pi)))
     found = only(result, "mirror-axis-convention", "INFO")
@@ -280,7 +295,7 @@ def test_mesh_not_symmetric():
     assert "weight-asymmetry" not in codes(result)
 
 
-@pytest.mark.parametrize("difference, flagged", [(0.1, True), (0.04, False)])
+@pytest.mark.parametrize("difference, flagged", [(0.1, "WARNING"), (0.07, "INFO"), (0.04, None)])
 def test_weight_asymmetry(difference, flagged):
     rig = arms()
     groups = {k: v.copy() for k, v in rig.groups.items()}
@@ -291,10 +306,12 @@ def test_weight_asymmetry(difference, flagged):
     if not flagged:
         assert "weight-asymmetry" not in codes(result)
         return
-    found = only(result, "weight-asymmetry", "WARNING")
+    # From 0.1 a mirrored pose moves the sides apart by a tenth of the bend: WARNING; lighter, INFO.
+    found = only(result, "weight-asymmetry", flagged)
     partner = v + 72  # the same vertex of the right tube
     assert (found.vertices, found.count) == ((v, partner), 2)
-    assert set(found.groups) == {"Arm.L", "Arm.R"}
+    # Both groups of the vertex differ by the same amount: either pair is the worst.
+    assert set(found.groups) in ({"Arm.L", "Arm.R"}, {"Hand.L", "Hand.R"})
     assert found.details["worst_difference"] == pytest.approx(difference, rel=1e-6)
 
 

@@ -97,8 +97,16 @@ def test_group_without_bone():
     rig = clean()
     ghost = np.zeros(V)
     ghost[[40, 41]] = 0.3
-    found = only(audit(nr.skinned_mesh(with_groups(rig, Ghost=ghost))), "group-without-bone", "WARNING")
+    # Vertices 40 and 41 are weighted to the chain too: nothing drawn changes, INFO.
+    found = only(audit(nr.skinned_mesh(with_groups(rig, Ghost=ghost))), "group-without-bone", "INFO")
     assert (found.groups, found.vertices, found.count, found.bones) == (("Ghost",), (40, 41), 2, ())
+    # Where it is a vertex's only weight, the vertex stays behind: WARNING.
+    alone = {g: w.copy() for g, w in rig.groups.items()}
+    for w in alone.values():
+        w[40] = 0.0
+    lonely = nr.Rig(rig.rows, rig.rest, alone, rig.edges)
+    found = only(audit(nr.skinned_mesh(with_groups(lonely, Ghost=ghost))), "group-without-bone", "WARNING")
+    assert found.vertices == (40, 41) and "1 of its vertices have no other deform weight" in found.message
     # An empty group, and a group used as the modifier's mask, are not reported.
     assert "group-without-bone" not in codes(audit(nr.skinned_mesh(with_groups(rig, Ghost=np.zeros(V)))))
     from skin_audit.core.audit.skinned_mesh import ArmatureModifierSettings

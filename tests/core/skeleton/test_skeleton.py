@@ -89,13 +89,24 @@ def test_a_hand_under_another_name_is_the_one_child_of_the_forearm():
 
 
 def test_a_missing_hand_is_named_and_nothing_else_is():
-    rig, _ = audit(humanoid_rows(MIXAMO, without=("Hand",)))
+    rig, _ = audit(humanoid_rows(MIXAMO, without=("Hand",)), target="unity")
     found = codes(rig.findings)
     f = found["humanoid-bone-missing"]
     assert f.severity == "WARNING"
     assert f.details["missing"] == ["rightHand"]
     assert "rightHand" in f.message
     assert rig.skeleton["humanoid"]["bones"]["leftHand"] == "mixamorig:LeftHand"
+
+
+def test_a_missing_hand_matters_where_a_humanoid_is_mapped():
+    """Unity's Humanoid avatar or a stated rest pose maps the humanoid: WARNING; three.js draws the
+    rig the same without a hand bone: INFO, saying so."""
+    rows = humanoid_rows(MIXAMO, without=("Hand",))
+    severity = {name: codes(audit(rows, **options)[0].findings)["humanoid-bone-missing"].severity
+                for name, options in {"threejs": {}, "unreal": {"target": "unreal"}, "unity": {"target": "unity"},
+                                      "rest pose": {"rest_pose": "t"}}.items()}
+    assert severity == {"threejs": "INFO", "unreal": "INFO", "unity": "WARNING", "rest pose": "WARNING"}
+    assert "target 'threejs' draws the rig the same" in codes(audit(rows)[0].findings)["humanoid-bone-missing"].message
 
 
 def test_a_complete_humanoid_has_no_missing_bone_and_a_tube_is_no_humanoid():

@@ -134,9 +134,22 @@ def judge(path: str, obj: str, code: str, meas: dict, engine: dict) -> tuple[str
         if bones and all(v["flagged_all_full_weight"] for v in bones.values()):
             return ("false", "the flagged vertices carry their bone's full weight (1.0): a part rigged to that bone on "
                     "purpose, not a bleed", "weight 1.0", "triage/measure.py")
-        moving = max(v["move_relative"] for v in bones.values())
+        pull = max(v["move_relative"] for v in bones.values())
         wmax = max(v["weight_max"] for v in bones.values())
         n = sum(v["flagged_vertices"] for v in bones.values())
+        if "counterfactual_relative" in m:
+            # What the weights change: Blender's mesh at the stress poses with and without them.
+            moving = m["counterfactual_relative"]
+            verdict = "true" if moving >= STRAY_VISIBLE_RELATIVE else "noise"
+            return (
+                verdict,
+                f"{n} vertices in separate regions of their bone's weights, weight up to {g(wmax)}; with every deform "
+                    f"bone turned 90 deg about X, Y or Z, Blender's evaluated mesh puts them {g(moving)} of the size "
+                    f"from where it puts them without those weights"
+                    + (" (visible)" if verdict == "true" else " (under 1%)")
+                    + f"; the bone's own pull as it bends alone: {g(pull)}",
+                f"{g(moving)} of size", "triage/measure.py")
+        moving = pull
         verdict = "true" if moving >= STRAY_VISIBLE_RELATIVE else "noise"
         return (
             verdict,

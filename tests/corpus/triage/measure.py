@@ -168,6 +168,54 @@ def stray(bpy, obj, finding: dict, size: float) -> dict:
     return out
 
 
+def stray_counterfactual(bpy, obj, finding: dict, size: float) -> float:
+    """How far the flagged weights move the flagged vertices, Blender's own evaluation: every deform
+    bone turned 90 deg about its own X, then Y, then Z (constraints muted), the mesh evaluated with
+    the flagged bones' weights on the flagged vertices and with them removed (one bone at a time),
+    the largest distance over those vertices and the three poses, as a fraction of ``size``."""
+    arm = armature_of(obj)
+    flagged = [int(v) for v in finding["vertices"]]
+    muted = [c for pb in arm.pose.bones for c in pb.constraints if not c.mute]
+    for c in muted:
+        c.mute = True
+    saved = [(pb, pb.rotation_mode, tuple(pb.rotation_quaternion), tuple(pb.rotation_euler), tuple(pb.location),
+              tuple(pb.scale)) for pb in arm.pose.bones]
+    worst = 0.0
+    try:
+        for axis in ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)):
+            for pb in arm.pose.bones:
+                pb.rotation_mode, pb.location, pb.scale = "QUATERNION", (0, 0, 0), (1, 1, 1)
+                turned = pb.bone.use_deform
+                h = math.radians(45.0)
+                pb.rotation_quaternion = (math.cos(h), *(a * math.sin(h) for a in axis)) if turned else (1, 0, 0, 0)
+            bpy.context.view_layer.update()
+            with_weights = world_positions(bpy, obj)[flagged]
+            for bone in finding["bones"]:
+                group = obj.vertex_groups.get(bone)
+                if group is None:
+                    continue
+                kept = []
+                for v in flagged:
+                    try:
+                        kept.append((v, group.weight(v)))
+                    except RuntimeError:  # not in the group
+                        pass
+                group.remove([v for v, _ in kept])
+                bpy.context.view_layer.update()
+                without = world_positions(bpy, obj)[flagged]
+                for v, w in kept:
+                    group.add([v], w, "REPLACE")
+                bpy.context.view_layer.update()
+                worst = max(worst, float(np.linalg.norm(with_weights - without, axis=1).max(initial=0.0)))
+    finally:
+        for pb, mode, q, e, loc, sc in saved:
+            pb.rotation_mode, pb.rotation_quaternion, pb.rotation_euler, pb.location, pb.scale = mode, q, e, loc, sc
+        for c in muted:
+            c.mute = False
+        bpy.context.view_layer.update()
+    return worst / size
+
+
 def mirror_pairs(arm) -> list[tuple[str, str]]:
     bones = {b.name for b in arm.data.bones if b.use_deform}
     pairs = []
@@ -379,6 +427,7 @@ def measure_file(bpy, path: str, items: list[tuple[str, str, dict]]) -> dict:
                 out[key] = weights_facts(obj)
             elif code == "stray-weights":
                 out[key] = stray(bpy, obj, finding, size)
+                out[key]["counterfactual_relative"] = stray_counterfactual(bpy, obj, finding, size)
             elif code == "weight-asymmetry":
                 out[key] = asymmetry(obj, finding, size, bpy)
             elif code == "bind-pose-drift":
@@ -416,7 +465,9 @@ def main(argv: list[str]) -> None:
                     by_file.setdefault(f["path"], []).append((f"armature:{rig['armature']}", g["code"], g))
         for m in f.get("meshes", []):
             for g in m["findings"]:
-                if g["severity"] in ("WARNING", "ERROR") and g["code"] != "engine-divergence":
+                # (stray weights at INFO too: their verdict says whether INFO was right)
+                if (g["severity"] in ("WARNING", "ERROR") or g["code"] == "stray-weights") \
+                        and g["code"] != "engine-divergence":
                     by_file.setdefault(f["path"], []).append((m["object"], g["code"], g))
     only = set(argv[2:])  # measure these files only, kept beside the others already measured
     results = json.loads(out_path.read_text()) if only and out_path.exists() else {}
