@@ -5,14 +5,13 @@ error: exit 2 on the command line) naming the file, the object and the problem, 
 Each case breaks one field of a tiny skinned file built here (tests/core/test_gltf_reader.py:
 node 0 skinned by joints nodes 1 and 2; accessors 0 POSITION, 1 JOINTS_0, 2 WEIGHTS_0,
 3 inverseBindMatrices) and reads it the way the audit does before Blender's importer runs
-(``check_before_import``).
+(``check_before_import``); tests/hostile/test_gltf_refusals_cli.py runs a few through the
+command line.
 """
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ from skin_audit.core.gltf.checks import check_before_import
 from skin_audit.core.gltf.document import GltfError, load_gltf
 from tests.core.test_gltf_reader import Tiny, _skinned
 
-REPO = Path(__file__).resolve().parents[2]
 PRIM = "mesh 0 primitive 0"
 
 Edit = Callable[[dict[str, Any]], object]
@@ -139,24 +137,3 @@ def test_a_malformed_skin_or_accessor_is_refused_naming_what_and_where(tmp_path,
     message = str(caught.value)
     assert message.startswith(f"{path.name}: "), message
     assert message.removeprefix(f"{path.name}: ").startswith(CASES[name][1]), message
-
-
-@pytest.mark.blender
-def test_the_command_line_refuses_them_with_exit_2(tmp_path):
-    """One run over a few of them (--html keeps it in one process): exit 2, each file named with its
-    problem, no traceback."""
-    names = ["joints FLOAT", "weights count 1 for 2 vertices", "skin joint past the nodes", "primitive a number",
-             "translation a string"]
-    paths = [malformed(tmp_path, n) for n in names]
-    done = subprocess.run([sys.executable, "-m", "skin_audit", "audit", *map(str, paths), "--html",
-                           str(tmp_path / "r.html"), "--json", str(tmp_path / "r.json")], cwd=REPO,
-                          capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 2, (done.stdout[-3000:], done.stderr[-3000:])
-    assert "Traceback" not in done.stderr and "internal error" not in done.stdout + done.stderr
-    import json
-
-    files = json.loads((tmp_path / "r.json").read_text())["files"]
-    assert [f["status"] for f in files] == ["error"] * len(names)
-    assert [f["error_kind"] for f in files] == ["input"] * len(names)
-    for f, path in zip(files, paths, strict=True):
-        assert f["message"].startswith(f"{path}: cannot be read, not imported: "), f["message"]
