@@ -68,3 +68,32 @@ def test_unusable_batch_options_exit_2(tmp_path, flags):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 2, (out, err)
     assert not list(tmp_path.iterdir())
+
+
+SIGNAL_WRAPPER = r"""
+import functools
+import runpy
+import sys
+
+import skin_audit.batch.local as local
+from tests.batch.helpers import fault_command
+
+# The real local runner, with the test-only worker that sends itself SIGSEGV on one file.
+local.audit_paths_parallel = functools.partial(local.audit_paths_parallel,
+                                               command=fault_command(crash_on=sys.argv[1]))
+sys.argv = ["skin_audit", *sys.argv[2:]]
+runpy.run_module("skin_audit", run_name="__main__")
+"""
+
+
+def test_a_worker_killed_by_a_signal_is_an_input_error_exit_2(tmp_path):
+    """Blender dying on a file is the file's fault (error_kind input, exit 2), not ours (3)."""
+    glb, gltf = BATCH_PATHS[1], BATCH_PATHS[2]
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-c", SIGNAL_WRAPPER, "RiggedSimple.glb", "audit", glb, gltf, "--jobs", "1",
+                           "--json", str(report)], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2, (done.stdout[-3000:], done.stderr[-3000:])
+    crashed, fine = json.loads(report.read_text())["files"]
+    assert (crashed["path"], crashed["status"], crashed["error_kind"]) == (glb, "error", "input")
+    assert "died with signal SIGSEGV" in crashed["message"]
+    assert fine["status"] == "ok" and "error_kind" not in fine

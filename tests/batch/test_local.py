@@ -56,6 +56,8 @@ def test_a_crash_a_hang_and_a_memory_hog_cost_only_their_files(in_process, optio
     assert crashed["status"] == hung["status"] == hog["status"] == "error"
     assert crashed["meshes"] == hung["meshes"] == hog["meshes"] == []
     assert crashed["message"].startswith(crashed["path"] + ": ") and "signal SIGSEGV" in crashed["message"]
+    # Each is the file's own fault (Blender crashing, too slow, too big), never ours.
+    assert crashed["error_kind"] == hung["error_kind"] == hog["error_kind"] == "input"
     assert "timeout after 8 s" in hung["message"]
     assert "out of memory" in hog["message"] and "500 MB" in hog["message"]
     faulty = {crashed["path"], hung["path"], hog["path"]}

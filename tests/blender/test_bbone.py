@@ -511,3 +511,42 @@ def test_poses_recomputed_together_leave_out_only_bbones_at_rest(bpy, case):
         np.testing.assert_allclose(rec.positions, alone, rtol=0, atol=1e-12)
         moved += np.abs(blender - np.array([tuple(v.co) for v in tube.data.vertices])).max() > 0.05
     assert moved >= 2 + (case is not ease_roll_curve)  # the poses really bend B-Bones (H1 only with handles)
+
+
+def second_connected_child(arm):
+    """B1 gets a second connected child, B2b (no weights), created after B2: the last of the two."""
+    import bpy
+    bpy.context.view_layer.objects.active = arm
+    bpy.ops.object.mode_set(mode="EDIT")
+    eb = arm.data.edit_bones.new("B2b")
+    eb.head, eb.tail, eb.roll = JOINTS[2], (0.9, 2.6, -0.3), 0.2
+    eb.parent, eb.use_connect = arm.data.edit_bones["B1"], True
+    eb.use_deform = False
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+
+@pytest.mark.blender42
+def test_automatic_end_handle_is_the_last_connected_child(bpy):
+    """With two connected children, B1's automatic end handle is the last (B2b): turning B2b, which
+    weighs no vertex, bends B1 in Blender's evaluated mesh, and the audit's recomputation of that
+    pose and of one turning B2 (the handles read by the extraction) equals Blender's."""
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.blender.read.pose_check import spot_checker
+    from skin_audit.core.audit.armature_modifier import recompute_blender_many
+    from skin_audit.core.audit.pose_sweep import SweepPose, pose_channel
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    arm, tube = build_rig(bpy, edit=second_connected_child)
+    assert [c.name for c in arm.pose.bones["B1"].children if c.bone.use_connect] == ["B2", "B2b"]
+    mod = tube.modifiers["Armature"]
+    mesh = extract(tube, mod, bpy.context.evaluated_depsgraph_get(), measure_drift=False).for_test_poses()
+    names = [b.name for b in arm.data.bones]
+    poses = [SweepPose(names.index(n), axis, deg, "test") for n, axis, deg in (("B2b", "x", 70.0), ("B2", "z", 70.0))]
+    theirs = spot_checker(tube, mod)(poses)
+    ours = recompute_blender_many(mesh, [pose_channel(mesh, p) for p in poses])
+    rest = np.array([tuple(v.co) for v in tube.data.vertices])
+    # B2b weighs no vertex: what it moves in Blender's mesh, it moves as B1's end handle.
+    assert np.linalg.norm(theirs[0] - rest, axis=1).max() > 0.05
+    for pose, blender, rec in zip(poses, theirs, ours, strict=True):
+        err = np.linalg.norm(rec.positions - blender, axis=1)
+        assert err.max() < POSITION_TOL, f"{names[pose.bone]}: worst {err.max():.3g}"

@@ -4,7 +4,9 @@
 0 nothing at or above ``--fail-on``; 1 a real ERROR finding under the default
 gate (``--fail-on error``); 2 bad usage or a file that cannot be audited; 3 an
 internal error in the Blender script (provoked by replacing the command line's
-``main`` inside a wrapper process, so the script's own handler is what runs).
+``main`` inside a wrapper process, so the script's own handler is what runs), and
+an internal error while auditing one file of a run (the core's per-character audit
+replaced for one mesh, so the per-file guard is what meets it).
 The rigs are built here with the real bpy and saved to a temporary .blend.
 """
 
@@ -32,19 +34,22 @@ def explain(result: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.fixture(scope="module")
 def rigs(bpy, tmp_path_factory):
-    """Two .blend files: a clean skinned cylinder, and the same with its bottom ring unweighted (ERROR)."""
+    """.blend files: a clean skinned cylinder, the same with its bottom ring unweighted (ERROR), and
+    the clean one with its mesh named 'Broken'."""
     from tests.factories import blender_rigs as rb
 
     out = tmp_path_factory.mktemp("exit_codes")
     paths = {}
-    for name in ("clean", "unweighted"):
+    for name in ("clean", "unweighted", "broken"):
         bpy.ops.wm.read_factory_settings(use_empty=True)
         verts, faces = rb.cylinder(5, 8, 0.5, 2.0)
         weights = rb.chain_weights(verts[:, 2], ("Root", "Child"), 2.0)
         if name == "unweighted":
             bottom = np.arange(8)
             weights = {g: (idx[~np.isin(idx, bottom)], w[~np.isin(idx, bottom)]) for g, (idx, w) in weights.items()}
-        mesh, arm = rb.build_rig("Body", rb.chain_bones(("Root", "Child"), 2.0), verts, faces, weights)
+        # "broken": the same clean rig, its mesh named for the injected per-file fault below.
+        mesh, arm = rb.build_rig("Broken" if name == "broken" else "Body", rb.chain_bones(("Root", "Child"), 2.0),
+                                 verts, faces, weights)
         arm.pose.bones["Child"].rotation_mode = "XYZ"
         arm.pose.bones["Child"].rotation_euler = (0.4, 0.0, 0.0)
         paths[name] = out / f"{name}.blend"
@@ -140,3 +145,50 @@ def test_exit_3_for_an_internal_error_in_python_m_skin_audit():
                             timeout=60, check=False)
     assert result.returncode == 3, explain(result)
     assert "RuntimeError: injected internal error" in result.stderr
+
+
+PER_FILE_WRAPPER = r"""
+import runpy
+import sys
+
+import skin_audit.blender.run.audit_scene as audit_scene
+
+real = audit_scene.audit_character
+
+
+def audit_character(armature, meshes, *args, **kwargs):
+    # The core's audit of one character, failing on the mesh named Broken only: a bug inside one
+    # file of the run, met by the per-file guard, never by main's handler.
+    if any(m.object == "Broken" for m in meshes):
+        raise RuntimeError("injected internal error on one file")
+    return real(armature, meshes, *args, **kwargs)
+
+
+audit_scene.audit_character = audit_character
+sys.argv = ["skin_audit", *sys.argv[1:]]
+runpy.run_module("skin_audit", run_name="__main__")
+"""
+
+
+@pytest.mark.blender
+def test_exit_3_for_an_internal_error_inside_one_file_of_a_run(rigs, tmp_path):
+    """The bug costs its own file only (the report holds the others), and the run exits 3, not 2."""
+    report = tmp_path / "report.json"
+    # --html keeps both files in this process, where the fault is injected.
+    args = ["audit", str(rigs["clean"]), str(rigs["broken"]), "--json", str(report), "--html", str(tmp_path / "r.html")]
+    result = subprocess.run([sys.executable, "-c", PER_FILE_WRAPPER, *args], cwd=REPO, capture_output=True,
+                            text=True, timeout=300, check=False)
+    assert result.returncode == 3, explain(result)
+    assert f"internal error on {rigs['broken']}" in result.stderr and "Traceback" in result.stderr
+    import json
+
+    clean, broken = json.loads(report.read_text())["files"]
+    assert clean["status"] == "ok" and "error_kind" not in clean
+    assert [m["object"] for m in clean["meshes"]] == ["Body"]
+    assert (broken["status"], broken["error_kind"]) == ("error", "internal")
+    assert broken["message"].startswith(f"{rigs['broken']}: internal error (a skin_audit bug; please report it): "
+                                        "RuntimeError: injected internal error on one file"), broken["message"]
+    # One file alone (audited in this process without --html): the same 3.
+    alone = subprocess.run([sys.executable, "-c", PER_FILE_WRAPPER, "audit", str(rigs["broken"])], cwd=REPO,
+                           capture_output=True, text=True, timeout=300, check=False)
+    assert alone.returncode == 3, explain(alone)

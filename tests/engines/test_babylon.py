@@ -28,7 +28,7 @@ from skin_audit.core.gltf.document import load_gltf
 from skin_audit.core.gltf.skin import skinned_primitives
 from skin_audit.core.tolerances import BABYLON_MATCH_RELATIVE
 
-from .variants import ASSETS, CESIUM, VARIANTS, Rewrite
+from .variants import ASSETS, CESIUM, NEGATIVE_VARIANTS, VARIANTS, Rewrite
 
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "babylon_positions.mjs"
@@ -50,20 +50,6 @@ SHARED = {
 }
 
 
-def negative_weight(folder: Path) -> Path:
-    """Every fifth vertex weighted (1.25, -0.25) on two joints: Babylon's CPU skips the negative one."""
-    r = Rewrite(CESIUM)
-    attrs = r.skinned_attributes()
-    w = r.read(attrs["WEIGHTS_0"]).copy()
-    j = r.read(attrs["JOINTS_0"]).astype(np.int64)
-    n_joints = len(r.json["skins"][0]["joints"])
-    w[::5] = [1.25, -0.25, 0.0, 0.0]
-    j[::5, 1] = (j[::5, 0] + 3) % n_joints
-    attrs["WEIGHTS_0"] = r.add(w, 5126, "VEC4")
-    attrs["JOINTS_0"] = r.add(j, 5123, "VEC4")
-    return r.write(folder, "negative_weight")
-
-
 def morph_target(folder: Path) -> Path:
     """One morph target (a bulge of 5% of the mesh size) at influence 0.6, like a Blender shape key."""
     r = Rewrite(CESIUM)
@@ -76,10 +62,10 @@ def morph_target(folder: Path) -> Path:
     return r.write(folder, "morph_target")
 
 
-#: The three.js variants (tests/engines/variants.py) plus two that only Babylon tells apart.
+#: The three.js variants (tests/engines/variants.py), the negative weights, and a morph target.
 BABYLON_VARIANTS: dict[str, Callable[[Path], Path]] = {
     **VARIANTS,
-    "negative_weight": negative_weight,
+    **NEGATIVE_VARIANTS,
     "morph_target": morph_target,
 }
 
@@ -247,6 +233,24 @@ def test_negative_weight_cpu_and_gpu_differ(runs: dict, variant_files: dict[str,
     assert _relative_error(engine, prim.gpu, prim.primitive.positions) > 1e-3
     differ = {f.code: f for f in prim.findings}[babylon.CPU_GPU_DIFFER]
     assert set(differ.vertices) <= set(range(0, len(engine), 5))
+
+
+def test_weight_sums_below_zero_are_not_drawn(runs: dict, variant_files: dict[str, Path]) -> None:
+    """Sums below zero: Babylon's CPU path loses only the vertices with no positive weight
+    (measured, every fifth from 1); the drawn position (the shader's: the ``babylon`` target)
+    has none for the sum -0.5 ones either (every fifth from 0, read from the shader)."""
+    path = variant_files["negative_sum"]
+    doc = load_gltf(path)
+    for time, engine, _, prim in _compare(runs[("negative_sum", "cpu")], path, 0, "cpu"):
+        n = len(engine)
+        np.testing.assert_array_equal(np.flatnonzero(~np.isfinite(engine).all(axis=1)), np.arange(1, n, 5))
+        below = np.zeros(n, dtype=bool)
+        below[::5] = below[1::5] = True
+        drawn = {(e.primitive.node, e.primitive.mesh, e.primitive.primitive): e
+                 for e in gltf_engine_positions(doc, get_target("babylon"), 0, time)}
+        entry = drawn[(prim.primitive.node, prim.primitive.mesh, prim.primitive.primitive)]
+        np.testing.assert_array_equal(~np.isfinite(entry.positions).all(axis=1), below, err_msg=f"t={time}")
+        np.testing.assert_array_equal(~np.isfinite(prim.gpu).all(axis=1), below, err_msg=f"t={time}")
 
 
 def _joint_matrices(path: Path, time: float, prim: babylon.BabylonPrimitive) -> np.ndarray:

@@ -5,19 +5,20 @@ checks against the Khronos glTF-Validator, on the shared samples and on broken c
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from skin_audit.core.engines.gltf_path import gltf_engine_positions
-from skin_audit.core.engines.targets import get_target
+from skin_audit.core.engines.targets import THREEJS, Target, get_target
 from skin_audit.core.gltf.animation import animation_duration
 from skin_audit.core.gltf.checks import file_checks
 from skin_audit.core.gltf.document import load_gltf
 
 from .conftest import run_node
-from .variants import ASSETS, MORPH_VARIANTS, VARIANTS
+from .variants import ASSETS, MORPH_VARIANTS, NEGATIVE_VARIANTS, VARIANTS
 
 #: Agreement asked of the threejs target: three.js stores positions and weights in float32
 #: and we compute in float64; measured worst 4e-8 of the mesh size.
@@ -43,6 +44,8 @@ DIVERGENT = {
     "quantised_ubyte",
     "non_unit_quat_cesium",
     "non_unit_quat_rigged_simple",
+    "negative_weight",
+    "negative_sum",
 }
 
 
@@ -52,18 +55,18 @@ def variant_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _file(name: str, variant_dir: Path) -> Path:
-    return SAMPLES[name] if name in SAMPLES else {**VARIANTS, **MORPH_VARIANTS}[name](variant_dir)
+    return SAMPLES[name] if name in SAMPLES else {**VARIANTS, **MORPH_VARIANTS, **NEGATIVE_VARIANTS}[name](variant_dir)
 
 
 def _times(path: Path) -> list[float]:
     return [round(f * animation_duration(load_gltf(path), 0), 6) for f in FRACTIONS]
 
 
-def _worst(path: Path, target: str, clip_times: dict, engines_dir: Path) -> float:
+def _worst(path: Path, target: str | Target, clip_times: dict, engines_dir: Path) -> float:
     doc = load_gltf(path)
     worst = 0.0
     for ti, t in enumerate(_times(path)):
-        ours = gltf_engine_positions(doc, get_target(target), None, t)
+        ours = gltf_engine_positions(doc, get_target(target) if isinstance(target, str) else target, None, t)
         assert len(ours) == len(clip_times["meshes"]) > 0
         for mesh, mine in zip(clip_times["meshes"], ours, strict=True):
             assert (mesh["node"], mesh["primitive"]) == (mine.primitive.node, mine.primitive.primitive)
@@ -74,7 +77,7 @@ def _worst(path: Path, target: str, clip_times: dict, engines_dir: Path) -> floa
     return worst
 
 
-@pytest.mark.parametrize("name", [*SAMPLES, *VARIANTS, *MORPH_VARIANTS])
+@pytest.mark.parametrize("name", [*SAMPLES, *VARIANTS, *MORPH_VARIANTS, *NEGATIVE_VARIANTS])
 def test_threejs_target_matches_threejs(name: str, engines_dir: Path, variant_dir: Path) -> None:
     path = _file(name, variant_dir)
     drawn = run_node(engines_dir, "threejs_positions.mjs", str(path), "--times", ",".join(map(str, _times(path))))
@@ -84,6 +87,17 @@ def test_threejs_target_matches_threejs(name: str, engines_dir: Path, variant_di
     if name in DIVERGENT:
         # The rule under test matters: the specification's LBS does not draw what three.js draws.
         assert _worst(path, "gltf", drawn, engines_dir) > 100 * THREEJS_MATCH_RELATIVE
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE_VARIANTS))
+def test_threejs_divides_by_the_sum_of_absolute_weights(name: str, engines_dir: Path, variant_dir: Path) -> None:
+    """With negative weights three.js divides by sum |w| (manhattanLength): the same rules with a
+    plain sum miss what three.js draws by far more than the match tolerance."""
+    path = _file(name, variant_dir)
+    drawn = run_node(engines_dir, "threejs_positions.mjs", str(path), "--times", ",".join(map(str, _times(path))))
+    assert _worst(path, THREEJS, drawn, engines_dir) < THREEJS_MATCH_RELATIVE
+    plain = replace(THREEJS, normalisation="sum")
+    assert _worst(path, plain, drawn, engines_dir) > 100 * THREEJS_MATCH_RELATIVE
 
 
 @pytest.mark.parametrize("name", [*SAMPLES, *VARIANTS])

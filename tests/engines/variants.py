@@ -188,6 +188,43 @@ def morph_targets(folder: Path) -> Path:
     return r.write(folder, "morph_targets")
 
 
+def negative_weight(folder: Path) -> Path:
+    """Every fifth vertex weighted (1.25, -0.25) on two joints: Babylon's CPU skips the negative one,
+    three.js divides by 1.5 (the sum of absolute values), a plain sum would by 1."""
+    r = Rewrite(CESIUM)
+    attrs = r.skinned_attributes()
+    w = r.read(attrs["WEIGHTS_0"]).copy()
+    j = r.read(attrs["JOINTS_0"]).astype(np.int64)
+    n_joints = len(r.json["skins"][0]["joints"])
+    w[::5] = [1.25, -0.25, 0.0, 0.0]
+    j[::5, 1] = (j[::5, 0] + 3) % n_joints
+    attrs["WEIGHTS_0"] = r.add(w, 5126, "VEC4")
+    attrs["JOINTS_0"] = r.add(j, 5123, "VEC4")
+    return r.write(folder, "negative_weight")
+
+
+def negative_sum(folder: Path) -> Path:
+    """Weight sums below zero: every fifth vertex (0.5, -1.0) on two joints (sum -0.5), the next one
+    (-1.0) alone (sum -1): Babylon's shader draws neither (clip w < 0), its CPU path skips the
+    negative weights (the first at its one positive joint, the second lost)."""
+    r = Rewrite(CESIUM)
+    attrs = r.skinned_attributes()
+    w = r.read(attrs["WEIGHTS_0"]).copy()
+    j = r.read(attrs["JOINTS_0"]).astype(np.int64)
+    n_joints = len(r.json["skins"][0]["joints"])
+    w[::5] = [0.5, -1.0, 0.0, 0.0]
+    j[::5, 1] = (j[::5, 0] + 3) % n_joints
+    w[1::5] = [-1.0, 0.0, 0.0, 0.0]
+    attrs["WEIGHTS_0"] = r.add(w, 5126, "VEC4")
+    attrs["JOINTS_0"] = r.add(j, 5123, "VEC4")
+    return r.write(folder, "negative_sum")
+
+
+#: Kept apart from VARIANTS (the validator comparison iterates over those): negative weights.
+NEGATIVE_VARIANTS: dict[str, Callable[[Path], Path]] = {"negative_weight": negative_weight,
+                                                        "negative_sum": negative_sum}
+
+
 #: Kept apart from VARIANTS (other harnesses iterate over those): morph targets.
 MORPH_VARIANTS: dict[str, Callable[[Path], Path]] = {"morph_targets": morph_targets}
 

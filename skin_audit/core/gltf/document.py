@@ -463,9 +463,14 @@ def read_accessor_stored(doc: GltfDocument, index: int, referrer: str = "") -> N
     if sparse is not None:
         values = values.copy()
         swhere = f"{awhere} sparse"
+        if not isinstance(sparse, dict):
+            raise doc.fail(swhere, f"must be a JSON object, found {type(sparse).__name__}")
         n = _int_field(doc, sparse, "count", swhere)
         ind = sparse.get("indices", {})
         val = sparse.get("values", {})
+        for part, entry in (("indices", ind), ("values", val)):
+            if not isinstance(entry, dict):
+                raise doc.fail(f"{swhere} {part}", f"must be a JSON object, found {type(entry).__name__}")
         if ind.get("componentType") not in (5121, 5123, 5125):
             raise doc.fail(swhere, f"indices componentType {ind.get('componentType')!r} must be 5121, 5123 or 5125")
         # Sparse indices and values are tightly packed (3.6.2.3): no byteStride.

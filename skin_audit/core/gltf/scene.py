@@ -53,7 +53,10 @@ class NodeTransforms:
 def _vector(
     doc: GltfDocument, node: dict[str, object], key: str, size: int, default: list[float], where: str
 ) -> NDArray[np.float64]:
-    value = np.asarray(node.get(key, default), dtype=np.float64)
+    try:
+        value = np.asarray(node.get(key, default), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise doc.fail(where, f"{key} {node.get(key)!r} is not an array of {size} numbers") from None
     if value.shape != (size,):
         raise doc.fail(where, f"{key} has shape {value.shape}, expected ({size},)")
     if not np.all(np.isfinite(value)):

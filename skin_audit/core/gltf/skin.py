@@ -144,6 +144,8 @@ def _morph_positions(
     doc: GltfDocument, targets: list[dict[str, Any]], where: str, count: int
 ) -> tuple[NDArray[np.float64], ...]:
     out = []
+    if not isinstance(targets, list) or not all(isinstance(t, dict) for t in targets):
+        raise doc.fail(where, "targets must be a JSON array of objects")
     for k, target in enumerate(targets):
         if "POSITION" not in target:
             out.append(np.zeros((count, 3)))  # a target that moves normals only
@@ -162,10 +164,17 @@ def skinned_primitives(doc: GltfDocument) -> list[SkinnedPrimitive]:
         if "mesh" not in node or "skin" not in node:
             continue
         skin = node["skin"]
+        doc.item("skins", skin, f"node {i} skin")
         skin_joints(doc, skin)
         mesh = doc.item("meshes", node["mesh"], f"node {i}")
-        for p, prim in enumerate(mesh.get("primitives", [])):
+        primitives = mesh.get("primitives", [])
+        if not isinstance(primitives, list):
+            raise doc.fail(f"mesh {node['mesh']}",
+                           f"primitives must be a JSON array, found {type(primitives).__name__}")
+        for p, prim in enumerate(primitives):
             where = f"mesh {node['mesh']} primitive {p}"
+            if not isinstance(prim, dict) or not isinstance(prim.get("attributes", {}), dict):
+                raise doc.fail(where, "must be a JSON object whose attributes are a JSON object")
             attrs = prim.get("attributes", {})
             if "POSITION" not in attrs:
                 raise doc.fail(where, "has no POSITION")
@@ -176,7 +185,11 @@ def skinned_primitives(doc: GltfDocument) -> list[SkinnedPrimitive]:
             if not sets:
                 continue
             morphs = _morph_positions(doc, prim.get("targets", []), where, len(pos))
-            defaults = np.asarray(node.get("weights", mesh.get("weights", [0.0] * len(morphs))), dtype=np.float64)
+            declared = node.get("weights", mesh.get("weights", [0.0] * len(morphs)))
+            try:
+                defaults = np.asarray(declared, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise doc.fail(where, f"default morph weights {declared!r} are not numbers") from None
             if defaults.shape != (len(morphs),):
                 raise doc.fail(where, f"has {len(morphs)} morph targets but {defaults.size} default weights")
             out.append(

@@ -488,3 +488,34 @@ def test_preserve_volume_of_translated_bones_blends_the_translations():
     result = audit(nr.skinned_mesh(rig, blender=expected, modifier=dqs, mesh_to_armature=pre))
     assert "skinning-mismatch" not in codes(result)
     assert result.metrics["max_numpy_vs_blender"] <= FLOAT32_MATCH * 4
+
+
+def test_bind_pose_drift_blames_only_b_bones_that_weight_a_moved_vertex():
+    """Root's B-Bone weights only rings 0-5, Child's rings 3-8: drift on ring 8 names Child alone,
+    drift on ring 0 Root alone, and a B-Bone with no moved vertex is never named."""
+    from skin_audit.core.audit.drift_causes import rest_drift_causes
+
+    base = clean()
+    rig = nr.Rig(tuple(replace(r, bbone_segments=4) for r in base.rows), base.rest, base.groups, base.edges,
+                 base.basis)
+    mesh = nr.skinned_mesh(rig)
+    moved = np.zeros(V, dtype=bool)
+    moved[nr.ring(8)] = True  # Child's weight 1, Root's 0 there
+    assert rest_drift_causes(mesh, moved) == ["B-Bone segments on Child"]
+    moved[:] = False
+    moved[nr.ring(0)] = True  # Root's alone
+    assert rest_drift_causes(mesh, moved) == ["B-Bone segments on Root"]
+    moved[nr.ring(4)] = True  # both weigh ring 4
+    assert rest_drift_causes(mesh, moved) == ["B-Bone segments on Child, Root"]
+    # Only Child is a B-Bone: drift where only Root weighs has no cause present.
+    plain_root = nr.Rig((replace(base.rows[0], bbone_segments=1), rig.rows[1]), base.rest, base.groups, base.edges,
+                        base.basis)
+    moved[:] = False
+    moved[nr.ring(1)] = True
+    assert rest_drift_causes(nr.skinned_mesh(plain_root), moved) == []
+    # Through the audit: the finding says it is unexplained rather than blaming Child.
+    at_rest = base.rest.copy()
+    at_rest[nr.ring(1)] += (0.0, 0.0, 0.01)
+    found = only(audit(nr.skinned_mesh(plain_root, modelled=base.rest, blender_at_rest=at_rest)), "bind-pose-drift")
+    assert found.details["causes"] == []
+    assert "B-Bone segments on" not in found.message and "responsible: unexplained" in found.message

@@ -15,18 +15,23 @@ from collections import deque
 import numpy as np
 import pytest
 
-from skin_audit.core import tolerances
-from skin_audit.core.audit.stray_weights import (
-    FAR_FACTOR,
-    FAR_MARGIN,
-    MIN_VERTICES,
-    WELD_RELATIVE,
-    _percentile_and_max,
-    find_stray_weights,
-    segment_distance,
-)
+from skin_audit.core.audit.stray_weights import _percentile_and_max, find_stray_weights, segment_distance
 from skin_audit.core.maths.mesh_graph import component_labels
 from tests.shape.test_collapse_core import bfs_labels
+
+# The rule's numbers, written here by hand (never imported from the module they check, so a
+# changed constant fails the comparison instead of moving the reference with it):
+#: A vertex is far beyond three times its bone's reach (the 90th-percentile distance of the
+#: group's vertices: a limb's skin sits within it, three times it is another part of the body) ...
+FAR_FACTOR = 3.0
+#: ... plus 5% of the mesh size (a bone hugged by its skin still leaves room for a little bleed).
+FAR_MARGIN = 0.05
+#: Groups with fewer weighted vertices have no reach worth judging distance by.
+MIN_VERTICES = 8
+#: Vertices within a millionth of the mesh size are one point (UV seams, unmerged imports).
+WELD_RELATIVE = 1e-6
+#: The floor of the weld step (a zero size still welds exact duplicates).
+DIVISION_GUARD = 1e-12
 
 
 def grid(rows: int, cols: int, origin: np.ndarray, seam: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -88,7 +93,7 @@ def random_rig(seed: int, shuffle: bool):
 def reference(points, weights, group_bones, heads, tails, edges, size, ties=None):
     """{group: (bone, far, islands, worst)} by the plain definitions, vertex by vertex;
     ``ties`` (a list) gets one entry per piece whose largest regions tie in size."""
-    step = max(WELD_RELATIVE * size, tolerances.DIVISION_GUARD)
+    step = max(WELD_RELATIVE * size, DIVISION_GUARD)
     cell = [tuple(c) for c in np.round(points / step).astype(np.int64).tolist()]
     first: dict[tuple[int, ...], int] = {}
     node = [first.setdefault(c, v) for v, c in enumerate(cell)]  # welded: the first vertex at a position
@@ -156,6 +161,17 @@ def as_dict(found):
 def test_find_stray_weights_matches_reference(seed, shuffle):
     rig = random_rig(seed, shuffle)
     assert as_dict(find_stray_weights(*rig)) == reference(*rig)
+
+
+@pytest.mark.parametrize(("distance", "far"), [(0.39, False), (0.41, True)])
+def test_far_threshold_by_hand(distance, far):
+    """Ten vertices 0.1 from a bone along +Y and one at ``distance``: the reach (90th percentile
+    of the eleven distances) is 0.1, so the limit is 3 x 0.1 + 5% of the size 2 = 0.4."""
+    points = np.vstack([np.column_stack([np.full(10, 0.1), np.arange(10) / 10, np.zeros(10)]), [[distance, 0.5, 0]]])
+    weights = np.ones((1, 11), dtype=np.float32)
+    found = find_stray_weights(points, weights, np.array([0]), np.zeros((1, 3)), np.array([[0.0, 1.0, 0.0]]),
+                               np.zeros((0, 2), np.intp), 2.0)
+    assert as_dict(found) == ({0: (0, [10], [], pytest.approx(distance))} if far else {})
 
 
 def test_reference_cases_are_not_trivial():
