@@ -26,7 +26,7 @@ F64 = NDArray[np.float64]
 def audit_target(options: AuditOptions) -> Target:
     """``options.target`` as a Target; ``raw`` keeps ``options.max_influences`` (its historical meaning)."""
     target = get_target(options.target)
-    if target.name == "raw":
+    if target.influences_from_options:
         target = replace(target, max_influences=options.max_influences)
     return target
 
@@ -264,11 +264,7 @@ def keeps_sums(target: Target, from_blend: bool) -> bool:
 def _how_normalised(target: Target, from_blend: bool) -> str:
     if from_blend and target.exporter is not None and target.exporter.renormalises:
         return "Blender's glTF exporter divides each vertex's weights by their sum"
-    if target.name == "threejs":
-        return "three.js divides them by their sum at load (normalizeSkinWeights)"
-    if target.name == "babylon":
-        return "Babylon divides by the sum where it draws them (its CPU path's homogeneous divide)"
-    return f"{target.name} divides them by their sum"
+    return target.how_normalised()
 
 
 def judge_unnormalised(findings: list[Finding], target: Target, divergence: F64 | None, size: float,

@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
+from ..engines.targets import get_target
 from ..findings import Finding, Severity
 from ..maths.affine import largest_side
 from ..skeleton import joint_budget_finding, judge_skeleton
@@ -59,18 +60,6 @@ F64 = NDArray[np.float64]
 RIG_CODES = frozenset({"armature-modifier-missing", "rigid-part", "humanoid-bone-missing",
                        "humanoid-bone-ambiguous", "rest-pose", "rest-pose-mismatch", "joint-budget-exceeded",
                        "skeleton-differs"})
-#: Engine targets whose import leaves out a mesh parented to a bone, and how.
-DROPS_BONE_CHILDREN = {
-    "unreal": ("Unreal's skeletal-mesh import takes only skinned meshes: a mesh parented to a bone is not "
-               "part of the skeletal mesh (the Blender for Unreal Engine add-on's checker flags it); skin it to "
-               "its bone (one vertex group at weight 1 and an Armature modifier) or attach it in Unreal to a "
-               "socket"),
-}
-#: Engine targets whose import wants one skeleton root, and what happens otherwise.
-ONE_ROOT_TARGETS = {
-    "unreal": ("Unreal's skeletal-mesh import wants one root bone: it adds a root of its own above several "
-               "(the Blender for Unreal Engine add-on's checker asks for one), so parent the roots under one bone"),
-}
 #: How many names a message lists.
 NAMES_SHOWN = 5
 
@@ -168,7 +157,7 @@ def structure_findings(armature: str, bones: Bones, target: str = "threejs") -> 
     """Roots of the deform hierarchy, and no deform bone at all.
 
     Several deform roots are a WARNING for a target whose import wants one skeleton root
-    (ONE_ROOT_TARGETS); glTF asks only for a common ancestor node of a skin's joints, which
+    (its ``wants_one_root``); glTF asks only for a common ancestor node of a skin's joints, which
     Blender's exporter writes, so for the others they are INFO."""
     deform = np.flatnonzero(bones.use_deform)
     if deform.size == 0:
@@ -190,7 +179,7 @@ def structure_findings(armature: str, bones: Bones, target: str = "threejs") -> 
     helpers = sorted({bones.names[bones.parents[j]] for j in roots if bones.parents[j] >= 0})
     under = (f"; {sum(bones.parents[j] >= 0 for j in roots)} of them hang from helper bones "
              f"({_names(helpers)}), which such an exporter leaves out") if helpers else ""
-    wants_one = ONE_ROOT_TARGETS.get(target)
+    wants_one = get_target(target).wants_one_root
     consequence = (f"for target '{target}': {wants_one}" if wants_one else
                    f"target '{target}' draws it the same (glTF asks only for a common ancestor node of a skin's "
                    "joints, which Blender's exporter writes); Unreal's skeletal-mesh import wants one root")
@@ -250,7 +239,7 @@ def rigid_part_findings(armature: str, rigid: Sequence[RigidPart], bones: Bones 
     """The meshes the armature's bones carry rigidly (parent type Bone), once for the rig.
 
     INFO: a rigid part is a modelling choice every exporter keeps as a child of its bone's node;
-    WARNING for a target whose import leaves such a mesh out (DROPS_BONE_CHILDREN).
+    WARNING for a target whose import leaves such a mesh out (its ``drops_bone_children``).
     """
     if not rigid:
         return []
@@ -266,8 +255,8 @@ def rigid_part_findings(armature: str, rigid: Sequence[RigidPart], bones: Bones 
                  "bones only leaves them out, and their parts with them")
     details: dict[str, Any] = {"parts": {p.mesh: p.bone for p in rigid}, "target": target}
     severity: Severity = "INFO"
-    drops = DROPS_BONE_CHILDREN.get(target)
-    if drops is not None:
+    drops = get_target(target).drops_bone_children
+    if drops:
         severity = "WARNING"
         text += f". For target '{target}': {drops}"
     return [Finding("rigid-part", severity, text, len(rigid), bones=carriers, details=details)]

@@ -26,7 +26,7 @@ from ..findings import Finding
 from ..gltf.document import GltfDocument, read_accessor_stored
 from ..gltf.skin import SkinnedPrimitive, skin_joints
 from .babylon import FINDING_CODES as BABYLON_CODES
-from .babylon import VANISHING_VERTICES, babylon_gltf_positions
+from .babylon import VANISHING_VERTICES
 from .divergence import divergence
 from .gltf_path import EnginePositions, stacked_influences
 from .targets import Target
@@ -358,9 +358,7 @@ def target_file_findings(doc: GltfDocument, target: Target, clip: str | int | No
     """What ``target`` itself says about the file at ``time`` (Babylon: vanishing vertices, shading of
     unnormalised weights, CPU/GPU paths), per primitive (``details.where`` is its label, the rows its
     own), for :func:`place_file_findings`; nothing for targets without such findings."""
-    if target.name != "babylon":
-        return []
-    return [f for b in babylon_gltf_positions(doc, clip, time) for f in b.findings]
+    return [] if target.file_findings is None else target.file_findings(doc, clip, time)
 
 
 def drop_vanished(d: F64, found: list[Finding]) -> F64:

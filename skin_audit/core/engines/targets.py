@@ -10,12 +10,16 @@ lists each rule with its source.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import InputError
+from ..findings import Finding
 from ..gltf.animation import InterpolationRule
+from ..gltf.document import GltfDocument
 from ..gltf.scene import RotationRule
+from .babylon import babylon_gltf_positions
 
 #: ``"slots"``: the first N columns as stored; ``"largest"``: the N largest weights.
 Selection = Literal["slots", "largest"]
@@ -27,6 +31,9 @@ Normalisation = Literal["none", "sum", "abs_sum"]
 #: slot's joint, three.js), ``"stay"`` (left at its rest position), ``"vanish"`` (no position:
 #: NaN, for a sum <= 0 too; Babylon.js).
 ZeroWeightRule = Literal["collapse", "first_slot", "stay", "vanish"]
+#: What a target says about a glTF file at a time of a clip, beyond its positions (Babylon's
+#: vanishing vertices, shading and CPU/GPU paths): ``(document, clip, time) -> findings``.
+FileFindings = Callable[[GltfDocument, "str | int | None", "float | None"], list[Finding]]
 
 
 @dataclass(frozen=True)
@@ -68,10 +75,30 @@ class Target:
     verified: bool
     exporter: ExporterModel | None
     sources: tuple[str, ...]
+    #: How it divides weights by their sum, in a sentence ("" : "<name> divides them by their sum").
+    normalised_how: str = ""
+    #: Its influence count is the audit's ``--max-influences`` (the historical strict model).
+    influences_from_options: bool = False
+    #: Its own findings about a glTF file (None: it has none).
+    file_findings: FileFindings | None = None
+    #: What its import does with a mesh parented to a bone ("": it keeps it as a rigid part).
+    drops_bone_children: str = ""
+    #: Why its import wants one skeleton root ("": several deform roots draw the same).
+    wants_one_root: str = ""
+    #: It maps a humanoid (an avatar), so every required humanoid bone must be there.
+    maps_humanoid: bool = False
 
     @property
     def normalises(self) -> bool:
         return self.normalisation != "none"
+
+    def how_normalised(self) -> str:
+        """How it divides a vertex's weights by their sum, in words."""
+        return self.normalised_how or f"{self.name} divides them by their sum"
+
+
+def _babylon_file_findings(doc: GltfDocument, clip: str | int | None, time: float | None) -> list[Finding]:
+    return [f for b in babylon_gltf_positions(doc, clip, time) for f in b.findings]
 
 
 BLENDER_GLTF_EXPORTER = ExporterModel(
@@ -107,6 +134,7 @@ RAW = Target(
     verified=False,
     exporter=None,
     sources=("skin_audit's historical model: strict LBS on the stored weights",),
+    influences_from_options=True,
 )
 
 GLTF = Target(
@@ -154,6 +182,7 @@ THREEJS = Target(
         "transform cancels as 3.7.3.3 requires",
         "Quaternion.slerpFlat, GLTFCubicSplineQuaternionInterpolant, Matrix4.compose (quaternion as stored)",
     ),
+    normalised_how="three.js divides them by their sum at load (normalizeSkinWeights)",
 )
 
 UNITY = Target(
@@ -174,7 +203,9 @@ UNITY = Target(
         "Unity Manual, Model Import Settings (Rig tab): Skin Weights 'Standard (4 Bones)', Max Bone Weight 0.001, "
         "weights renormalised",
         "Unity Scripting API QualitySettings.skinWeights (default FourBones)",
+        "Unity Manual, Humanoid Avatars: the required bones of the Humanoid rig",
     ),
+    maps_humanoid=True,
 )
 
 UNREAL = Target(
@@ -194,7 +225,15 @@ UNREAL = Target(
     sources=(
         "Unreal Engine docs, Skeletal Mesh import: MAX_TOTAL_INFLUENCES 8 (12 with unlimited influences), "
         "weights renormalised",
+        "Blender for Unreal Engine add-on, its checker: one root bone; meshes parented to bones are not skinned",
     ),
+    drops_bone_children=(
+        "Unreal's skeletal-mesh import takes only skinned meshes: a mesh parented to a bone is not part of the "
+        "skeletal mesh (the Blender for Unreal Engine add-on's checker flags it); skin it to its bone (one "
+        "vertex group at weight 1 and an Armature modifier) or attach it in Unreal to a socket"),
+    wants_one_root=(
+        "Unreal's skeletal-mesh import wants one root bone: it adds a root of its own above several (the "
+        "Blender for Unreal Engine add-on's checker asks for one), so parent the roots under one bone"),
 )
 
 GODOT4 = Target(
@@ -258,6 +297,8 @@ BABYLON = Target(
         "animation.pure.js 303-316 + math.vector.pure.js 5098-5122 (Quaternion.Slerp, unnormalised), "
         "6499-6521 (ComposeToRef with the stored quaternion)",
     ),
+    normalised_how="Babylon divides by the sum where it draws them (its CPU path's homogeneous divide)",
+    file_findings=_babylon_file_findings,
 )
 
 #: Every named target, by name.

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..engines.targets import get_target
 from ..findings import Finding
 from .budgets import budget_for
 from .compare import compare, group_skeletons, signature
@@ -30,11 +31,6 @@ class SkeletonJudgement:
     findings: tuple[Finding, ...]
     #: JSON-ready: the humanoid map, the rest pose, the deform skeleton's signature.
     data: dict[str, Any]
-
-
-#: Engine targets that map a humanoid (Unity's Humanoid avatar): a missing humanoid bone is a WARNING
-#: there, and wherever the pipeline states a rest pose (``rest_pose``); elsewhere nothing drawn changes.
-HUMANOID_TARGETS = frozenset({"unity"})
 
 
 def judge_skeleton(armature: str, names: Sequence[str], parents: Sequence[int], heads: F64, tails: F64,
@@ -57,7 +53,9 @@ def judge_skeleton(armature: str, names: Sequence[str], parents: Sequence[int], 
         return SkeletonJudgement((), data)
     found = sum(r in mapping.bones for r in REQUIRED)
     if mapping.missing:
-        retargets = target in HUMANOID_TARGETS or rest_pose is not None
+        # A target that maps a humanoid (Unity's Humanoid avatar), or a pipeline that states a rest
+        # pose, needs every required bone; elsewhere nothing drawn changes.
+        retargets = get_target(target).maps_humanoid or rest_pose is not None
         drawn = "" if retargets else (f"; target '{target}' draws the rig the same (it maps no humanoid: "
                                       "a WARNING for --target unity or a stated --rest-pose)")
         findings.append(Finding(
