@@ -179,10 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fixable() -> list[str]:
-    # The list lives beside the fixes (they need bpy); kept here as plain names for --help without Blender.
-    return ["too-many-influences", "weights-not-normalized", "unweighted-vertices", "stray-weights",
-            "weight-asymmetry", "group-without-bone", "weights-on-non-deform-bone", "deform-bone-without-weights",
-            "preserve-volume-on", "bbones-on-deform-bones", "non-uniform-armature-scale", "negative-armature-scale"]
+    from .core.codes import FIXABLE  # (the codes table, numpy-free: --help needs no Blender)
+
+    return list(FIXABLE)
 
 
 def _threshold(text: str) -> float:

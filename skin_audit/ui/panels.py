@@ -15,6 +15,7 @@ import bpy
 from ..blender.build import twist_rig
 from ..blender.fix.apply import FIXABLE
 from ..core.audit.rig_audit import RigAudit
+from ..core.codes import CODES
 from ..core.findings import Finding, worst_severity
 from . import state
 from .actions import has_engine_previews
@@ -192,25 +193,8 @@ MEASURES = {
 #: Characters of a finding's line: what fits beside two icons at the sidebar's default width
 #: (measured on the windowed screenshots: about 180 px for the text, Blender 4.3, UI scale 1).
 LINE_CHARS = 27
-#: Shorter words for the codes whose name is long; the others read as their code.
-SHORT_WHAT = {
-    "weight-asymmetry": "asymmetric",
-    "weights-not-normalized": "not normalised",
-    "unweighted-vertices": "unweighted",
-    "too-many-influences": "too many bones",
-    "stray-weights": "stray",
-    "twist-collapse": "collapse",
-    "volume-loss": "volume loss",
-    "engine-divergence": "engine differs",
-    "group-without-bone": "group, no bone",
-    "deform-bone-without-weights": "bone, no weight",
-    "weights-on-non-deform-bone": "non-deform bone",
-    "mirror-axis-convention": "mirror axis",
-    "skinning-mismatch": "recompute differs",
-    "sweep-mismatch": "sweep differs",
-    "bind-pose-drift": "bind drift",
-    "multiple-root-bones": "root bones",
-}
+#: Shorter words for the codes whose name is long (core/codes.py); the others read as their code.
+SHORT_WHAT = {c: e.short for c, e in CODES.items() if e.short}
 
 
 def measure_label(name: str) -> str:

@@ -13,13 +13,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
+from ..codes import codes_of
 from ..engines.divergence import divergence as engine_divergence
 from ..engines.divergence import divergence_by_pose, divergence_finding
 from ..findings import Finding, Severity
 from ..maths.affine import distances
 from ..maths.parallel import Beside
-from .animation import ANIMATION_CODES
-from .animation_data import ANIMATION_DATA_CODES
 from .armature_modifier import Recomputed, recompute_blender, recompute_blender_many
 from .drift_causes import UNEXPLAINED, rest_drift_causes
 from .engine_target import (
@@ -34,7 +33,7 @@ from .engine_target import (
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .pose_sweep import SweepPose, SweepResult, run_sweep
 from .report import MeshAudit
-from .rig_audit import RIG_CODES, MissingModifier, RigAudit, RigidPart, audit_rig
+from .rig_audit import MissingModifier, RigAudit, RigidPart, audit_rig
 from .shape_checks import SpotChecker, SpotSample, shape_checks
 from .skinned_mesh import SkinnedMesh
 from .stress_poses import standard_poses
@@ -42,15 +41,7 @@ from .stress_poses import standard_poses
 F64 = NDArray[np.float64]
 
 #: Every code the rules of this module can report (the shape checks have their own: audit_shape.SHAPE_CODES).
-RULE_CODES = frozenset({
-    "unweighted-vertices", "weights-not-normalized", "too-many-influences", "group-without-bone",
-    "weights-on-non-deform-bone", "deform-bone-without-weights", "bind-pose-drift", "skinning-mismatch",
-    "engine-divergence", "multiple-root-bones", "no-deform-bones", "non-uniform-armature-scale",
-    "negative-armature-scale", "preserve-volume-on", "bbones-on-deform-bones",
-    "mesh-not-parented-to-armature", "not-reproduced", "dqs-order-sensitive", "non-finite-weights",
-    "negative-weights", "non-finite-positions", "non-finite-bone-matrices", "non-finite-result",
-    "rest-position-shown",
-}) | RIG_CODES | ANIMATION_CODES | ANIMATION_DATA_CODES
+RULE_CODES = codes_of("mesh", "rig", "animation", "animation-data")
 
 #: How many offenders a message names.
 WORST_SHOWN = 3

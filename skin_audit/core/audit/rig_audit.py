@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
+from ..codes import codes_of
 from ..engines.targets import get_target
 from ..findings import Finding, Severity
 from ..maths.affine import largest_side
@@ -57,9 +58,7 @@ from .symmetry import (
 F64 = NDArray[np.float64]
 
 #: Codes only the rig audit reports (the others it shares with the single-mesh rules).
-RIG_CODES = frozenset({"armature-modifier-missing", "rigid-part", "humanoid-bone-missing",
-                       "humanoid-bone-ambiguous", "rest-pose", "rest-pose-mismatch", "joint-budget-exceeded",
-                       "skeleton-differs"})
+RIG_CODES = codes_of("rig")
 #: How many names a message lists.
 NAMES_SHOWN = 5
 

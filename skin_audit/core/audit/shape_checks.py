@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
+from ..codes import codes_of
 from ..findings import Finding, Severity
 from ..maths.affine import distances
 from .armature_modifier import recompute_blender_many
@@ -28,10 +29,7 @@ F64 = NDArray[np.float64]
 
 #: Every code the shape checks can report here and in rig_audit.py (left out with
 #: ``AuditOptions(shape_checks=False)``).
-SHAPE_CODES = frozenset({
-    "twist-collapse", "volume-loss", "sweep-mismatch", "unpaired-side-bone", "mirror-axis-mismatch",
-    "mirror-axis-convention", "mesh-not-symmetric", "no-mirrored-bones", "weight-asymmetry", "stray-weights",
-})
+SHAPE_CODES = codes_of("shape")
 #: Vertices a spot check compares at most.  A larger mesh is compared on an even stride over its
 #: vertices plus each checked pose's worst vertex: Blender evaluates those alone (a million-vertex
 #: mesh cost a whole evaluation per pose, and the numpy recomputation a third of the audit).

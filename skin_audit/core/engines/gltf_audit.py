@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import NDArray
 
+from ..codes import codes_of
 from ..findings import Finding
 from ..gltf.document import GltfDocument, read_accessor_stored
 from ..gltf.skin import SkinnedPrimitive, skin_joints
-from .babylon import FINDING_CODES as BABYLON_CODES
 from .babylon import VANISHING_VERTICES
 from .divergence import divergence
 from .gltf_path import EnginePositions, stacked_influences
@@ -377,9 +377,4 @@ def drop_vanished(d: F64, found: list[Finding]) -> F64:
 
 #: Every code a glTF input can add to a mesh or rig entry (file checks, importer changes, the pairing,
 #: and the target's own findings about the file).
-GLTF_CODES = frozenset({
-    "gltf-weights-not-normalised", "gltf-joint-out-of-range", "gltf-joint-repeated", "gltf-weight-negative",
-    "gltf-joint-on-zero-weight", "gltf-rotation-not-unit", "gltf-blender-clamps-weight", "gltf-blender-merges-sets",
-    "gltf-blender-changes-weights", "gltf-not-compared", *BABYLON_CODES,
-    "gltf-animation-time-negative", "gltf-draco-undecodable", "gltf-uri-outside-folder",
-})
+GLTF_CODES = codes_of("gltf-file", "gltf", "babylon")

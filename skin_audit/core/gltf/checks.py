@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..codes import codes_of
 from ..findings import Finding, Severity
 from .animation import read_sampler
 from .document import GltfDocument, GltfError, read_accessor, uri_target, view_bytes
@@ -433,11 +434,7 @@ def file_checks(doc: GltfDocument) -> list[Finding]:
 
 
 #: Every code ``file_checks`` can report.
-FILE_CHECK_CODES = frozenset({
-    "gltf-weights-not-normalised", "gltf-joint-out-of-range", "gltf-joint-repeated", "gltf-weight-negative",
-    "gltf-joint-on-zero-weight", "gltf-rotation-not-unit", "gltf-blender-clamps-weight", "gltf-blender-merges-sets",
-    "gltf-animation-time-negative", "gltf-draco-undecodable", "gltf-uri-outside-folder",
-})
+FILE_CHECK_CODES = codes_of("gltf-file")
 
 
 def check_before_import(doc: GltfDocument) -> None:

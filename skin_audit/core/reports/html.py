@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..codes import CODES
 from ..errors import MeshError, ShapeError
 from ..findings import SEVERITY_RANK
 from ..twist.figure import look_at
@@ -33,31 +34,11 @@ from .units import Unit, all_findings, units
 
 F64 = NDArray[np.float64]
 
-#: Finding code -> the MeshAudit.measures entry that paints it (red high).  A code
-#: not listed, or whose measure is missing, is painted by its vertex list instead.
-CODE_MEASURE: dict[str, str] = {
-    "too-many-influences": "influences",
-    "skinning-mismatch": "numpy_vs_blender",
-    "bind-pose-drift": "bind_drift",
-    "engine-divergence": "engine_divergence",
-    "twist-collapse": "collapse",
-    "volume-loss": "volume_loss",
-    "weight-asymmetry": "asymmetry",
-    "stray-weights": "stray",
-}
+#: Finding code -> the MeshAudit.measures entry that paints it (red high), from core/codes.py.  A
+#: code not listed, or whose measure is missing, is painted by its vertex list instead.
+CODE_MEASURE: dict[str, str] = {c: e.measure for c, e in CODES.items() if e.measure}
 #: What a picture's values are, by finding code (the legend's words).
-CODE_LEGEND: dict[str, str] = {
-    "too-many-influences": "deform weights on the vertex",
-    "skinning-mismatch": "distance between Blender and the recomputation",
-    "bind-pose-drift": "displacement at the bind pose",
-    "engine-divergence": "distance between the engine and Blender",
-    "twist-collapse": "collapse: 1 - smallest singular value",
-    "volume-loss": "volume lost: 1 - determinant",
-    "weight-asymmetry": "weight difference to the mirror vertex",
-    "stray-weights": "how far the weight strays",
-    "weights-not-normalized": "|sum of deform weights - 1|",
-    "unweighted-vertices": "|sum of deform weights - 1|",
-}
+CODE_LEGEND: dict[str, str] = {c: e.legend for c, e in CODES.items() if e.legend}
 #: Blender's weight-paint ramp: 0 blue, 0.25 cyan, 0.5 green, 0.75 yellow, 1 red.
 RAMP = np.array([[0, 0, 255], [0, 255, 255], [0, 255, 0], [255, 255, 0], [255, 0, 0]], dtype=np.float64)
 NAN_COLOUR = np.array([150.0, 150.0, 150.0])

@@ -25,6 +25,7 @@ from skin_audit.core.audit.options import AuditOptions
 from skin_audit.core.audit.rig_audit import MissingModifier, RigidPart, audit_rig
 from skin_audit.core.audit.shape_checks import SHAPE_CODES
 from skin_audit.core.audit.skinned_mesh import ArmatureModifierSettings
+from skin_audit.core.codes import CODES
 from skin_audit.core.engines import babylon
 from skin_audit.core.engines.gltf_audit import GLTF_CODES, importer_changes, match_node, unmatched_finding
 from skin_audit.core.engines.targets import THREEJS
@@ -50,6 +51,9 @@ Codes = set[str]
 
 
 def _codes(findings) -> Codes:
+    """The codes of ``findings``; each at a severity its entry of core/codes.py allows."""
+    for f in findings:
+        assert f.severity in CODES[f.code].severities, (f.code, f.severity, CODES[f.code].severity)
     return {f.code for f in findings}
 
 
