@@ -20,7 +20,8 @@ import pytest
 from skin_audit.core.gltf.document import load_gltf, read_accessor
 from skin_audit.core.tolerances import BABYLON_WEIGHT_SUM_SLACK
 from tests.engines import variants
-from tests.engines.test_babylon import morph_target, negative_weight
+from tests.engines.test_babylon import morph_target
+from tests.engines.variants import negative_weight
 from tests.hostile.conftest import strict_report
 
 pytestmark = pytest.mark.blender
