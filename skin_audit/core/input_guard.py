@@ -14,8 +14,10 @@ from pathlib import Path
 
 from .errors import InputError
 
+#: glTF inputs, read by Blender's glTF importer: a VRM avatar (.vrm) is a glTF binary with VRM extensions.
+GLTF_SUFFIXES = (".glb", ".gltf", ".vrm")
 #: The file types ``audit`` reads (the Blender layer loads them; the report must never take their place).
-INPUT_SUFFIXES = (".blend", ".glb", ".gltf", ".fbx")
+INPUT_SUFFIXES = (".blend", *GLTF_SUFFIXES, ".fbx")
 
 #: How long a one-line message may get before it is cut (a traceback's last line can be huge).
 MAX_MESSAGE_CHARS = 300

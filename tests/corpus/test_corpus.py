@@ -111,8 +111,11 @@ def test_precision_of_the_verdicts(comparison):
 def test_the_corpus_exercises_what_it_claims():
     manifest = {a["folder"]: a for a in json.loads((CORPUS / "manifest.json").read_text())}
     kinds = {a["kind"].split()[0] for a in manifest.values()}
-    assert {".blend", ".fbx", ".glb", ".gltf"} <= kinds
+    assert {".blend", ".fbx", ".glb", ".gltf", ".vrm"} <= kinds
     assert any("Draco" in a["kind"] for a in manifest.values())
+    # FBX written by other DCCs than Blender, each the way that DCC writes it.
+    fbx_from = {a["pipeline"].split(" FBX")[0] for a in manifest.values() if a["kind"] == ".fbx"}
+    assert {"Maya", "3ds Max", "MotionBuilder"} <= fbx_from
 
 
 def test_collect_lists_what_has_no_verdict(tmp_path):

@@ -17,7 +17,7 @@ from ... import __version__
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import AuditReport, FileAudit
 from ...core.errors import InputError, SkinAuditError
-from ...core.input_guard import INPUT_SUFFIXES
+from ...core.input_guard import GLTF_SUFFIXES, INPUT_SUFFIXES
 from ..id_names import repair_names
 from ..session import reset_to_empty_scene
 from .audit_scene import audit_rigs, missing_modifiers, skinned_meshes
@@ -74,14 +74,14 @@ def load(path: Path) -> list[tuple[str, str]]:
         with importer_output_to_stderr():
             if suffix == ".blend":
                 bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False, use_scripts=False)
-            elif suffix in (".glb", ".gltf"):
+            elif suffix in GLTF_SUFFIXES:
                 reset_to_empty_scene()
                 bpy.ops.import_scene.gltf(filepath=str(path))
             else:
                 reset_to_empty_scene()
                 bpy.ops.import_scene.fbx(filepath=str(path))
     except RuntimeError as exc:
-        missing = _UNSUPPORTED_EXTENSION.search(str(exc)) if suffix in (".glb", ".gltf") else None
+        missing = _UNSUPPORTED_EXTENSION.search(str(exc)) if suffix in GLTF_SUFFIXES else None
         if missing is not None:
             raise InputError(
                 f"{path}: cannot be read: it requires {missing.group(1)}, which Blender's glTF importer does not "
@@ -130,7 +130,7 @@ def audit_file(path: Path, options: AuditOptions, object_name: str | None = None
             if not meshes and not missing:
                 raise InputError(f"{path}: not a rig: no mesh is deformed by an Armature modifier")
         rigs, audits = audit_rigs(bpy.context, meshes, options, missing=missing)
-        if path.suffix.lower() in (".glb", ".gltf"):
+        if path.suffix.lower() in GLTF_SUFFIXES:
             rigs, audits = gltf_audit(path, options, rigs, audits)
         return FileAudit(str(path), "ok", meshes=audits, rigs=rigs)
     except SkinAuditError as exc:

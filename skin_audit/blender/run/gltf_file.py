@@ -35,6 +35,7 @@ from ...core.gltf.animation import find_animation
 from ...core.gltf.checks import file_checks
 from ...core.gltf.document import GltfCompressedError, GltfDocument, load_gltf
 from ...core.gltf.skin import skinned_primitives
+from ...core.input_guard import GLTF_SUFFIXES
 from ..read.weights import group_weights
 
 
@@ -178,7 +179,7 @@ def set_audited_frame(path: Path, options: AuditOptions) -> None:
     file, play ``options.clip``; the audit then reads everything at that frame."""
     scene = bpy.context.scene
     if options.clip is not None:
-        if path.suffix.lower() not in (".glb", ".gltf"):
+        if path.suffix.lower() not in GLTF_SUFFIXES:
             raise InputError(f"{path}: --clip chooses a glTF animation; this file is not glTF")
         play_clip(load_gltf(path), options.clip)
     if options.frame is not None:

@@ -34,7 +34,7 @@ from ...core.errors import InputError
 from ...core.fbx_check import fbx_structure_problem
 from ...core.gltf.checks import check_before_import as check_gltf_before_import
 from ...core.gltf.document import GltfCompressedError, GltfError, load_gltf
-from ...core.input_guard import file_message, one_line
+from ...core.input_guard import GLTF_SUFFIXES, file_message, one_line
 from ...core.interrupt import raise_if_interrupted
 
 
@@ -46,7 +46,7 @@ def check_before_import(path: Path) -> None:
         raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
     if not stat.S_ISREG(mode):  # a FIFO would block the importer, a device never end
         raise InputError(f"{path}: not a regular file (a FIFO, a device or a folder); not imported")
-    if path.suffix.lower() in (".gltf", ".glb"):
+    if path.suffix.lower() in GLTF_SUFFIXES:
         # The reader's structure checks first: a file they refuse costs a moment, not the importer's minutes.
         try:
             check_gltf_before_import(load_gltf(path))

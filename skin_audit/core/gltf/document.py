@@ -170,8 +170,8 @@ def load_gltf(path: str | Path) -> GltfDocument:
     if raw[:4] == b"glTF":
         doc_json, glb_bin = _parse_glb(p, raw)
     else:
-        if p.suffix.lower() == ".glb":
-            raise GltfError(f"{p.name}: bad magic {raw[:4]!r}; a .glb must start with b'glTF' (4.4.3)")
+        if p.suffix.lower() in (".glb", ".vrm"):  # a VRM file is a glTF binary
+            raise GltfError(f"{p.name}: bad magic {raw[:4]!r}; a {p.suffix.lower()} must start with b'glTF' (4.4.3)")
         doc_json = _parse_json(p, raw, "the file")
     asset = doc_json.get("asset", {})
     version = str(asset.get("version", "") if isinstance(asset, dict) else "")

@@ -18,13 +18,13 @@ VISIBLE_RELATIVE = 1e-3
 
 
 def load(bpy, path: Path) -> None:
-    """Open a .blend, or import a glTF / FBX into an empty scene, with Blender's defaults."""
+    """Open a .blend, or import a glTF (a .vrm is a glTF binary) / FBX into an empty scene, with Blender's defaults."""
     suffix = path.suffix.lower()
     if suffix == ".blend":
         bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False, use_scripts=False)
     else:
         bpy.ops.wm.read_factory_settings(use_empty=True)
-        if suffix in (".glb", ".gltf"):
+        if suffix in (".glb", ".gltf", ".vrm"):
             bpy.ops.import_scene.gltf(filepath=str(path))
         else:
             bpy.ops.import_scene.fbx(filepath=str(path))
