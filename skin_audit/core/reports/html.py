@@ -702,7 +702,8 @@ def _animation_html(unit: Unit) -> list[str]:
         out.append(timeline_svg(tl.get("frame", ()), (
             ("smallest singular value", tl.get("sigma_min", ()), "#c0392b"),
             ("determinant", tl.get("det_min", ()), "#2471a3"),
-            ("engine divergence / size", tl.get("engine_divergence_max", ()), "#7d3c98"))))
+            ("engine divergence / size", tl.get("engine_divergence_max", ()), "#7d3c98"),
+            ("clip divergence / size", tl.get("clip_divergence_max", ()), "#1e8449"))))
     out.append("</details>")
     return out
 
