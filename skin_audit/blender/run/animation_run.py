@@ -20,7 +20,7 @@ from ...core.audit.engine_target import audit_target, prepare_target
 from ...core.audit.options import AuditOptions
 from ...core.audit.skinned_mesh import SkinnedMesh
 from ...core.engines.gltf_audit import NodeMatch
-from ...core.engines.gltf_clip import ClipDrawing, clip_drawing
+from ...core.engines.gltf_clip import ClipDrawing, clip_drawing, prepare_primitives
 from ...core.engines.targets import Target
 from ...core.findings import Finding
 from ...core.gltf.document import GltfDocument
@@ -108,14 +108,11 @@ def _clip_models(gltf: GltfDocument | None, parts: Sequence[tuple[bpy.types.Obje
     out = []
     for obj, _, _ in parts:
         match = imported_match(gltf, obj, depsgraph)
-        cache: dict[str, ClipDrawing | None] = {}
+        primitives = prepare_primitives(gltf, target, match)
 
-        def model(action: str, match: NodeMatch = match, cache: dict[str, ClipDrawing | None] = cache
-                  ) -> ClipDrawing | None:
-            if action not in cache:
-                anim = index.get(action)
-                cache[action] = None if anim is None else clip_drawing(gltf, target, anim, fps, match)
-            return cache[action]
+        def model(action: str, match: NodeMatch = match, primitives: Any = primitives) -> ClipDrawing | None:
+            anim = index.get(action)
+            return None if anim is None else clip_drawing(gltf, target, anim, fps, match, primitives)
 
         out.append(model)
     return out

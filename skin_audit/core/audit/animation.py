@@ -57,17 +57,19 @@ def measurable(mesh: SkinnedMesh) -> bool:
 
 @dataclass(frozen=True)
 class JacobianTable:
-    """Each vertex's weighted deform matrices, for its blend's linear part at many frames at once.
+    """The distinct weightings of a mesh's vertices, for its blend's linear part at many frames at once.
 
-    Vertices come grouped by the matrices that weigh them (``order``): the rows ``lo:hi`` of a group
-    share the matrices ``index`` (into the bones then the B-Bone joints), and their weights (Blender's
-    ``blend_scale`` folded in) are the group's first ``len(index)`` columns of ``weight``.  A batch
-    then costs one (G, K) x (K, 9 P) product per group, every frame of the batch side by side: no
-    loop over bones, vertices or frames.
+    The linear part depends on a vertex's weights and matrices only, not on its position, so
+    vertices weighted alike (a glTF exporter's quantised weights, rigid parts) share one row:
+    ``vertex_row[v]`` is vertex ``v``'s.  Rows come grouped by the matrices that weigh them: the
+    rows ``lo:hi`` of a group share the matrices ``index`` (into the bones then the B-Bone joints),
+    and their weights (Blender's ``blend_scale`` folded in) are the group's first ``len(index)``
+    columns of ``weight``.  A piece of frames then costs one (G, K) x (K, 9 P) product per group,
+    every frame side by side: no loop over bones, vertices or frames.
     """
 
-    order: NDArray[np.intp]  # (V,) original vertex of each row
-    weight: F64  # (V, K)
+    vertex_row: NDArray[np.intp]  # (V,)
+    weight: F64  # (U, K)
     groups: tuple[tuple[int, int, NDArray[np.intp]], ...]  # (lo, hi, index)
 
 
@@ -95,20 +97,27 @@ def jacobian_table(mesh: SkinnedMesh, by_runs: bool = False) -> JacobianTable:
     vertex, matrix, weight = vertex[by_vertex], matrix[by_vertex], weight[by_vertex]
     first = np.concatenate([[0], np.cumsum(count)])
     slot = np.arange(len(vertex)) - first[vertex]
-    signature = np.full((v, k), -1, dtype=np.intp)
-    weights = np.zeros((v, k))
-    signature[vertex, slot] = matrix
-    weights[vertex, slot] = weight
-    order = np.lexsort(signature.T[::-1]) if v else np.zeros(0, dtype=np.intp)
-    signature, weights = signature[order], weights[order]
+    key = np.zeros((v, 2 * k))  # signature then weights: equal bit for bit, one row
+    key[:, :k] = -1.0
+    key[vertex, slot] = matrix
+    key[vertex, k + slot] = weight
+    raw = np.ascontiguousarray(key).view(np.dtype((np.void, key.itemsize * 2 * k))).ravel()
+    _, first_vertex, vertex_row = np.unique(raw, return_index=True, return_inverse=True)
+    rows = key[first_vertex]
+    # Rows grouped by signature (lexicographic over the matrix numbers).
+    order = np.lexsort(rows[:, :k].T[::-1]) if len(rows) else np.zeros(0, dtype=np.intp)
+    rows = rows[order]
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order))
+    signature = rows[:, :k].astype(np.intp)
     cut = np.flatnonzero((signature[1:] != signature[:-1]).any(axis=1)) + 1
-    bounds = np.concatenate([[0], cut, [v]]).tolist() if v else [0]
+    bounds = np.concatenate([[0], cut, [len(rows)]]).tolist() if len(rows) else [0]
     groups = []
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         index = signature[lo][signature[lo] >= 0]
         if len(index):
             groups.append((lo, hi, index))
-    return JacobianTable(order, weights, tuple(groups))
+    return JacobianTable(rank[np.asarray(vertex_row).reshape(-1)], np.ascontiguousarray(rows[:, k:]), tuple(groups))
 
 
 def frame_matrices(mesh: SkinnedMesh, channels: F64) -> tuple[F64, list[tuple[F64, NDArray[np.bool_]]] | None]:
@@ -121,8 +130,8 @@ def frame_matrices(mesh: SkinnedMesh, channels: F64) -> tuple[F64, list[tuple[F6
 
 
 def linear_rows(mesh: SkinnedMesh, table: JacobianTable, matrices: F64) -> F64:
-    """(V, P, 9) the deform map's linear part at each vertex (in ``table.order``) and pose, in mesh
-    space, row-major.
+    """(U, P, 9) the deform map's linear part at each row of ``table`` (``table.vertex_row``) and pose,
+    in mesh space, row-major.
 
     Blender's linear blend is ``p' = p + a sum_j s_j (D_j p)`` with ``D_j = P^-1 M_j P - I`` and
     ``s_j = w_j / sum w`` (``a / sum w`` is ``SkinnedMesh.blend_scale``); its Jacobian is
@@ -138,7 +147,7 @@ def linear_rows(mesh: SkinnedMesh, table: JacobianTable, matrices: F64) -> F64:
     linear = (mesh.armature_to_mesh[:3, :3] @ matrices[..., :3, :3] @ mesh.mesh_to_armature[:3, :3]
               - np.eye(3))  # (P, R, 3, 3)
     per_matrix = np.ascontiguousarray(linear.transpose(1, 0, 2, 3)).reshape(linear.shape[1], 9 * poses)
-    v = mesh.vertex_count
+    v = len(table.weight)
     width = 9 * poses
     out = np.zeros((v, width))
     # Rows per product: at most GEMM_SIZE multiply-adds, which OpenBLAS keeps on this thread.
@@ -165,9 +174,8 @@ def frame_linear(mesh: SkinnedMesh, channels: F64, by_runs: bool = False) -> F64
     """
     table = jacobian_table(mesh, by_runs)
     rows = linear_rows(mesh, table, frame_matrices(mesh, channels)[0])
-    out = np.empty((len(channels), mesh.vertex_count, 9))
-    out[:, table.order] = rows.transpose(1, 0, 2)
-    return out.reshape(len(channels), mesh.vertex_count, 3, 3)
+    out = rows[table.vertex_row].transpose(1, 0, 2)
+    return np.ascontiguousarray(out).reshape(len(channels), mesh.vertex_count, 3, 3)
 
 
 def _measure(linear: F64) -> tuple[F64, F64]:
@@ -309,22 +317,20 @@ class ActionMeasures:
         return np.where(np.isfinite(out), out, np.inf)
 
     def _keep(self, frames: F64, sigma: F64, det: F64) -> None:
-        """Fold a batch's (V, P) measures (rows in ``table.order``) into the timeline and the
-        per-vertex worsts."""
+        """Fold a piece's (U, P) measures (rows of ``table``) into the timeline and the per-vertex worsts."""
         assert self.table is not None
-        order = self.table.order
-        with np.errstate(invalid="ignore"):
+        vertex_row = self.table.vertex_row
+        with np.errstate(invalid="ignore"):  # every row is some vertex's: the rows' lowest is the vertices'
             self.sigma_min += np.nanmin(sigma, axis=0, initial=np.inf).tolist()
             self.det_min += np.nanmin(det, axis=0, initial=np.inf).tolist()
         for values, worst, at in ((sigma, self.vertex_sigma, self.sigma_frame), (det, self.vertex_det, self.det_frame)):
-            # Each vertex's first lowest frame of the batch (NaN never counts as lower).
+            # Each row's first lowest frame of the piece (NaN never counts as lower), then its vertices'.
             clean = np.where(np.isnan(values), np.inf, values)
             k = np.argmin(clean, axis=1)
-            low = clean[np.arange(clean.shape[0]), k]
-            lower = low < worst[order]
-            chosen = order[lower]
-            worst[chosen] = low[lower]
-            at[chosen] = frames[k[lower]]
+            low = clean[np.arange(clean.shape[0]), k][vertex_row]
+            lower = low < worst
+            worst[lower] = low[lower]
+            at[lower] = frames[k[vertex_row][lower]]
 
     def worst_frames(self, values: Sequence[float | None], lowest: bool) -> list[float]:
         """The frames of the ``WORST_FRAMES`` worst values (lowest or highest), worst first."""

@@ -22,8 +22,7 @@ from ..gltf.document import GltfDocument
 from ..gltf.scene import NodeTransforms, node_parents, quaternion_matrices, rest_transforms
 from ..gltf.skin import SkinnedPrimitive, inverse_bind_matrices, skin_joints
 from ..maths.bone_runs import BoneRuns, blend_runs_many, gather_points, runs_from_table
-from .divergence import divergence
-from .gltf_audit import NodeMatch, gltf_from_blender
+from .gltf_audit import NodeMatch
 from .gltf_path import stacked_influences
 from .targets import Target
 from .weights import engine_weights
@@ -105,20 +104,21 @@ class ClipDrawing:
         """(T, V) how far the target draws each Blender vertex from ``blender_world`` (T, V, 3), Blender's
         mesh at each frame in world space, Blender's axes (vertices the file does not skin: 0)."""
         drawn = self.drawn(frames)
-        out = np.zeros(blender_world.shape[:2])
-        for k in range(len(frames)):
-            blender = gltf_from_blender(blender_world[k])
-            for positions, off, rows in zip(drawn, self.match.offsets, self.match.rows, strict=True):
-                out[k, off:off + len(rows)] = divergence(positions[k][rows], blender[off:off + len(rows)])
+        w = np.asarray(blender_world, dtype=np.float64)
+        blender = np.stack([w[..., 0], w[..., 2], -w[..., 1]], axis=-1)  # gltf_from_blender, every frame
+        out = np.zeros(w.shape[:2])
+        for positions, off, rows in zip(drawn, self.match.offsets, self.match.rows, strict=True):
+            with np.errstate(invalid="ignore", over="ignore"):
+                d = np.sqrt(((positions[:, rows] - blender[:, off:off + len(rows)]) ** 2).sum(axis=2))
+            out[:, off:off + len(rows)] = np.where(np.isfinite(d), d, np.inf)  # as ``divergence``
         return out
 
 
-def clip_drawing(doc: GltfDocument, target: Target, anim: int, fps: float, match: NodeMatch) -> ClipDrawing | None:
-    """The ``ClipDrawing`` of ``match``'s primitives, or None when the rows do not correspond or a
-    primitive has morph targets (their animated weights are not drawn here)."""
+def prepare_primitives(doc: GltfDocument, target: Target, match: NodeMatch) -> tuple[_Primitive, ...] | None:
+    """What ``target`` skins ``match``'s primitives with, once for every clip; None when the rows do not
+    correspond or a primitive has morph targets (their animated weights are not drawn here)."""
     if not match.reliable or any(len(p.morph_positions) for p in match.primitives):
         return None
-    rest = rest_transforms(doc)
     prims = []
     for prim in match.primitives:
         joints, weights, ctype = stacked_influences(prim)
@@ -132,4 +132,14 @@ def clip_drawing(doc: GltfDocument, target: Target, anim: int, fps: float, match
         prims.append(_Primitive(prim, nodes, inverse_bind_matrices(doc, prim.skin), runs,
                                 gather_points(runs, prim.positions), np.asarray(prim.positions, dtype=np.float64),
                                 stay, invalid))
-    return ClipDrawing(target, anim, fps, match, node_parents(doc), rest, clip_channels(doc, anim, rest), tuple(prims))
+    return tuple(prims)
+
+
+def clip_drawing(doc: GltfDocument, target: Target, anim: int, fps: float, match: NodeMatch,
+                 primitives: tuple[_Primitive, ...] | None) -> ClipDrawing | None:
+    """The ``ClipDrawing`` of animation ``anim`` on ``match``'s ``primitives`` (``prepare_primitives``;
+    None: not drawn)."""
+    if primitives is None:
+        return None
+    rest = rest_transforms(doc)
+    return ClipDrawing(target, anim, fps, match, node_parents(doc), rest, clip_channels(doc, anim, rest), primitives)
