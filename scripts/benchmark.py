@@ -277,7 +277,8 @@ def key_rigify_action(rig: bpy.types.Object, frames: int) -> bpy.types.Action:
     return action
 
 
-def blender_frames(arm: bpy.types.Object, actions: list[Any], step: float = 1.0) -> tuple[float, int]:
+def blender_frames(arm: bpy.types.Object, actions: list[Any], step: float = 1.0,
+                   clock: Callable[[], float] = time.perf_counter) -> tuple[float, int]:
     """Blender's own evaluation of every frame of ``actions`` on the armature: the action assigned,
     ``scene.frame_set`` and the pose matrices read at each frame (what the animation audit asks of it)."""
     from skin_audit.blender.read.animation import action_frames
@@ -290,11 +291,11 @@ def blender_frames(arm: bpy.types.Object, actions: list[Any], step: float = 1.0)
     for action in actions:
         ad.action = action
         frames = action_frames(action, step, None)
-        start = time.perf_counter()
+        start = clock()
         for f in frames:
             bpy.context.scene.frame_set(int(f))
             pose_matrices(arm.evaluated_get(bpy.context.evaluated_depsgraph_get()), names, "matrix_channel")
-        total += time.perf_counter() - start
+        total += clock() - start
         count += len(frames)
     ad.action = kept
     bpy.context.scene.frame_set(1)
@@ -325,32 +326,38 @@ def animation_benchmark(path: str, repeat: int, rigify_frames: int = 0) -> list[
     def audit(options: AuditOptions) -> Any:
         return audit_rigs(bpy.context, meshes, options, gltf=doc)
 
-    def paired(step: float) -> tuple[list[float], list[float], list[float], list[float], int, Any]:
+    def paired(step: float) -> tuple[list[float], list[float], list[float], list[float], list[float], int, Any]:
         animated = dataclasses.replace(plain, animation=(), animation_step=step)
         audit(animated)  # warm: layouts, imports
         # Each run repeats its three timings enough times for Blender's share to last a third of a
         # second: a small rig's few milliseconds are otherwise at the mercy of the machine's load.
         once = sum(blender_frames(a, actions[a.name], step)[0] for a in armatures)
         inner = max(1, math.ceil(ANIMATION_RUN_SECONDS / max(once, 1e-6)))
-        blender, plains, anims, ratios = [], [], [], []
+        blender, plains, anims, ratios, cpu_ratios = [], [], [], [], []
         frames, audits = 0, None
         for _ in range(repeat):
             gc.collect()
-            t_blender = 0.0
+            t_blender = cpu_blender = 0.0
             for _ in range(inner):
+                start = time.process_time()
                 evaluated = [blender_frames(a, actions[a.name], step) for a in armatures]
+                cpu_blender += time.process_time() - start
                 t_blender += sum(e[0] for e in evaluated) / inner
             frames = sum(e[1] for e in evaluated)
+            start = time.process_time()
             t_plain, _ = _median_time(lambda: [audit(plain) for _ in range(inner)], 1)
+            cpu_plain = time.process_time() - start
             t_anim, audits = _median_time(lambda: [audit(animated) for _ in range(inner)], 1)
+            cpu_anim = time.process_time() - start - cpu_plain
             blender.append(t_blender)
             plains.append(t_plain / inner)
             anims.append(t_anim / inner)
             ratios.append((t_anim - t_plain) / inner / t_blender)
-        return blender, plains, anims, ratios, frames, audits[-1]
+            cpu_ratios.append((cpu_anim - cpu_plain) / cpu_blender)
+        return blender, plains, anims, ratios, cpu_ratios, frames, audits[-1]
 
-    blender, plains, anims, ratios, frames, audits = paired(1.0)
-    half_blender, half_plains, half_anims, _, half_frames, _ = paired(2.0)
+    blender, plains, anims, ratios, cpu_ratios, frames, audits = paired(1.0)
+    half_blender, half_plains, half_anims, _, _, half_frames, _ = paired(2.0)
     med = statistics.median
     added = med([a - p for a, p in zip(anims, plains, strict=True)])
     half_added = med([a - p for a, p in zip(half_anims, half_plains, strict=True)])
@@ -364,6 +371,8 @@ def animation_benchmark(path: str, repeat: int, rigify_frames: int = 0) -> list[
     print(f"  audit without --animation {med(plains):.3f} s, with it {med(anims):.3f} s: it adds {added:.3f} s, "
           f"{med(ratios):.2f}x Blender's evaluation (runs: {', '.join(f'{r:.2f}' for r in ratios)}; "
           f"target <= {ANIMATION_TARGET:g}x: {verdict})")
+    print(f"  in CPU time (every thread; steadier than the clock when other work loads the machine): "
+          f"{med(cpu_ratios):.2f}x (runs: {', '.join(f'{r:.2f}' for r in cpu_ratios)})")
     print(f"  every second frame ({half_frames} frames): Blender {med(half_blender):.3f} s, the animation adds "
           f"{half_added:.3f} s; {frames / max(half_frames, 1):.2f}x the frames cost "
           f"{added / half_added if half_added > 0 else math.inf:.2f}x the added time "
