@@ -326,63 +326,73 @@ def animation_benchmark(path: str, repeat: int, rigify_frames: int = 0) -> list[
     def audit(options: AuditOptions) -> Any:
         return audit_rigs(bpy.context, meshes, options, gltf=doc)
 
-    def paired(step: float) -> tuple[list[float], list[float], list[float], list[float], list[float], int, Any]:
-        animated = dataclasses.replace(plain, animation=(), animation_step=step)
-        audit(animated)  # warm: layouts, imports
-        # Each run repeats its three timings enough times for Blender's share to last a third of a
-        # second: a small rig's few milliseconds are otherwise at the mercy of the machine's load.
-        once = sum(blender_frames(a, actions[a.name], step)[0] for a in armatures)
-        inner = max(1, math.ceil(ANIMATION_RUN_SECONDS / max(once, 1e-6)))
-        blender, plains, anims, ratios, cpu_ratios = [], [], [], [], []
-        frames, audits = 0, None
-        for _ in range(repeat):
-            gc.collect()
-            t_blender = cpu_blender = 0.0
-            for _ in range(inner):
-                start = time.process_time()
-                evaluated = [blender_frames(a, actions[a.name], step) for a in armatures]
-                cpu_blender += time.process_time() - start
-                t_blender += sum(e[0] for e in evaluated) / inner
-            frames = sum(e[1] for e in evaluated)
-            start = time.process_time()
-            t_plain, _ = _median_time(lambda: [audit(plain) for _ in range(inner)], 1)
-            cpu_plain = time.process_time() - start
-            t_anim, audits = _median_time(lambda: [audit(animated) for _ in range(inner)], 1)
-            cpu_anim = time.process_time() - start - cpu_plain
-            blender.append(t_blender)
-            plains.append(t_plain / inner)
-            anims.append(t_anim / inner)
-            ratios.append((t_anim - t_plain) / inner / t_blender)
-            cpu_ratios.append((cpu_anim - cpu_plain) / cpu_blender)
-        return blender, plains, anims, ratios, cpu_ratios, frames, audits[-1]
+    full = dataclasses.replace(plain, animation=())
+    half = dataclasses.replace(plain, animation=(), animation_step=2.0)
+    audit(full)  # warm: layouts, imports
+    # Each run repeats its timings enough times for Blender's share to last a third of a second (a small
+    # rig's few milliseconds are otherwise at the mercy of the machine's load), and times everything
+    # back to back: Blender at every frame and every second frame, the audit without --animation,
+    # with it, and with it at every second frame.  Ratios are taken within the run, by the clock and
+    # in CPU time (every thread).
+    once = sum(blender_frames(a, actions[a.name])[0] for a in armatures)
+    inner = max(1, math.ceil(ANIMATION_RUN_SECONDS / max(once, 1e-6)))
+    runs: list[dict[str, float]] = []
+    frames = half_frames = 0
+    audits: Any = None
 
-    blender, plains, anims, ratios, cpu_ratios, frames, audits = paired(1.0)
-    half_blender, half_plains, half_anims, _, _, half_frames, _ = paired(2.0)
+    def timed(run: Callable[[], Any]) -> tuple[float, float, Any]:
+        gc.collect()
+        wall, cpu = time.perf_counter(), time.process_time()
+        out = None
+        for _ in range(inner):
+            out = run()
+        return (time.perf_counter() - wall) / inner, (time.process_time() - cpu) / inner, out
+
+    for _ in range(repeat):
+        t: dict[str, float] = {}
+        t["blender"], t["cpu_blender"], evaluated = timed(
+            lambda: [blender_frames(a, actions[a.name]) for a in armatures])
+        t["blender_half"], t["cpu_blender_half"], evaluated_half = timed(
+            lambda: [blender_frames(a, actions[a.name], 2.0) for a in armatures])
+        frames, half_frames = sum(e[1] for e in evaluated), sum(e[1] for e in evaluated_half)
+        t["plain"], t["cpu_plain"], _ = timed(lambda: audit(plain))
+        t["anim"], t["cpu_anim"], audits = timed(lambda: audit(full))
+        t["half"], t["cpu_half"], _ = timed(lambda: audit(half))
+        runs.append(t)
     med = statistics.median
-    added = med([a - p for a, p in zip(anims, plains, strict=True)])
-    half_added = med([a - p for a, p in zip(half_anims, half_plains, strict=True)])
+
+    def ratio(top: str, bottom: str, cpu: bool = False) -> list[float]:
+        c = "cpu_" if cpu else ""
+        return [(r[c + top] - r[c + "plain"]) / r[c + bottom] for r in runs]
+
+    def show(values: list[float]) -> str:
+        return f"{med(values):.2f}x (runs: {', '.join(f'{v:.2f}' for v in values)})"
+
+    wall, cpu = ratio("anim", "blender"), ratio("anim", "blender", cpu=True)
+    growth = [(r["cpu_anim"] - r["cpu_plain"]) / (r["cpu_half"] - r["cpu_plain"]) for r in runs]
+    blender_growth = [r["cpu_blender"] / r["cpu_blender_half"] for r in runs]
+    added = med([r["anim"] - r["plain"] for r in runs])
     print(f"animation audit of {path}: {len(meshes)} skinned meshes, "
           f"{sum(len(m.data.vertices) for m in meshes)} vertices, {sum(len(a.data.bones) for a in armatures)} bones, "
-          f"{sum(len(v) for v in actions.values())} actions, {frames} frames; {repeat} paired runs, medians "
+          f"{sum(len(v) for v in actions.values())} actions, {frames} frames; {repeat} paired runs of {inner}, medians "
           f"(load average {os.getloadavg()[0]:.1f})")
-    print(f"  Blender evaluating those frames (frame_set + pose matrices): {med(blender):.3f} s "
-          f"({1000 * med(blender) / max(frames, 1):.2f} ms a frame)")
-    verdict = "PASS" if med(ratios) <= ANIMATION_TARGET else "MISS"
-    print(f"  audit without --animation {med(plains):.3f} s, with it {med(anims):.3f} s: it adds {added:.3f} s, "
-          f"{med(ratios):.2f}x Blender's evaluation (runs: {', '.join(f'{r:.2f}' for r in ratios)}; "
-          f"target <= {ANIMATION_TARGET:g}x: {verdict})")
-    print(f"  in CPU time (every thread; steadier than the clock when other work loads the machine): "
-          f"{med(cpu_ratios):.2f}x (runs: {', '.join(f'{r:.2f}' for r in cpu_ratios)})")
-    print(f"  every second frame ({half_frames} frames): Blender {med(half_blender):.3f} s, the animation adds "
-          f"{half_added:.3f} s; {frames / max(half_frames, 1):.2f}x the frames cost "
-          f"{added / half_added if half_added > 0 else math.inf:.2f}x the added time "
-          f"(Blender: {med(blender) / med(half_blender):.2f}x)")
-    assert audits is not None
+    t_blender = med([r["blender"] for r in runs])
+    print(f"  Blender evaluating those frames (frame_set + pose matrices): {t_blender:.3f} s "
+          f"({1000 * t_blender / max(frames, 1):.2f} ms a frame)")
+    verdict = "PASS" if med(wall) <= ANIMATION_TARGET else "MISS"
+    print(f"  audit without --animation {med([r['plain'] for r in runs]):.3f} s, with it "
+          f"{med([r['anim'] for r in runs]):.3f} s: it adds {added:.3f} s, {show(wall)} Blender's evaluation "
+          f"(target <= {ANIMATION_TARGET:g}x: {verdict})")
+    verdict = "PASS" if med(cpu) <= ANIMATION_TARGET else "MISS"
+    print(f"  in CPU time (every thread; steadier than the clock when other work loads the machine): {show(cpu)} "
+          f"({verdict})")
+    print(f"  every second frame ({half_frames} frames): {frames / max(half_frames, 1):.2f}x the frames cost "
+          f"{show(growth)} the added CPU time (Blender's evaluation: {show(blender_growth)})")
     rigs, mesh_audits = audits
     codes = sorted({f.code for a in (*rigs, *mesh_audits) for f in a.findings
                     if f.code.startswith(("animation", "action"))})
     print(f"  animation findings: {', '.join(codes) or 'none'}")
-    return ratios
+    return wall
 
 
 def _peak_rss_gb() -> float:
