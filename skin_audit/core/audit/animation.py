@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -29,9 +30,10 @@ from ..engines.targets import Target
 from ..findings import Finding
 from ..maths.affine import apply_affine
 from ..maths.bone_runs import GEMM_SIZE
+from ..maths.parallel import run_all, thread_count
 from ..maths.small_svd import WORKSPACE_ROWS, smallest_singular_and_det
 from .armature_modifier import joint_matrices, recompute_blender_many
-from .engine_target import PreparedTarget, engine_offsets_many, target_positions, world_scale
+from .engine_target import PreparedTarget, engine_offsets_many, target_positions_many, world_scale
 from .options import AuditOptions
 from .skinned_mesh import SkinnedMesh
 
@@ -179,14 +181,21 @@ def frame_linear(mesh: SkinnedMesh, channels: F64, by_runs: bool = False) -> F64
 
 
 def _measure(linear: F64) -> tuple[F64, F64]:
-    """``smallest_singular_and_det`` of (N, 9) rows in blocks sharing one workspace (no block
-    allocates its temporaries afresh)."""
+    """``smallest_singular_and_det`` of (N, 9) rows in blocks sharing one workspace per thread (no block
+    allocates its temporaries afresh); the blocks split between the threads (numpy's loops release the
+    GIL: on two cores the measure takes about half the time)."""
     n = len(linear)
     smallest, det = np.empty(n), np.empty(n)
-    workspace = np.empty((WORKSPACE_ROWS, min(n, MEASURE_ROWS)))
-    for lo in range(0, n, MEASURE_ROWS):
-        hi = min(lo + MEASURE_ROWS, n)
-        smallest_singular_and_det(linear[lo:hi], workspace, (smallest[lo:hi], det[lo:hi]))
+    blocks = list(range(0, n, MEASURE_ROWS))
+    threads = min(thread_count(), max(len(blocks), 1))
+
+    def part(first: int) -> None:
+        workspace = np.empty((WORKSPACE_ROWS, min(n, MEASURE_ROWS)))
+        for lo in blocks[first::threads]:
+            hi = min(lo + MEASURE_ROWS, n)
+            smallest_singular_and_det(linear[lo:hi], workspace, (smallest[lo:hi], det[lo:hi]))
+
+    run_all([partial(part, k) for k in range(threads)])
     return smallest, det
 
 
@@ -308,12 +317,9 @@ class ActionMeasures:
         many = engine_offsets_many(self.mesh, channels, prepared)
         if many is not None:
             return many
-        positions = blender()
-        out = np.empty((len(channels), self.mesh.vertex_count))
-        for p, channel in enumerate(channels):
-            engine = target_positions(self.mesh, self.target, channel, prepared)
-            with np.errstate(invalid="ignore", over="ignore"):
-                out[p] = np.sqrt(((engine - positions[p]) ** 2).sum(axis=1))
+        engine = target_positions_many(self.mesh, channels, prepared)
+        with np.errstate(invalid="ignore", over="ignore"):
+            out: F64 = np.sqrt(((engine - np.stack(blender())) ** 2).sum(axis=2))
         return np.where(np.isfinite(out), out, np.inf)
 
     def _keep(self, frames: F64, sigma: F64, det: F64) -> None:
