@@ -29,7 +29,7 @@ from ..engines.gltf_clip import ClipDrawing
 from ..engines.targets import Target
 from ..findings import Finding
 from ..maths.affine import apply_affine
-from ..maths.bone_runs import GEMM_SIZE
+from ..maths.bone_runs import GEMM_SIZE, PARALLEL_FROM
 from ..maths.parallel import run_all, thread_count
 from ..maths.small_svd import WORKSPACE_ROWS, smallest_singular_and_det
 from .armature_modifier import joint_matrices, recompute_blender_many
@@ -152,14 +152,20 @@ def linear_rows(mesh: SkinnedMesh, table: JacobianTable, matrices: F64) -> F64:
     v = len(table.weight)
     width = 9 * poses
     out = np.zeros((v, width))
-    # Rows per product: at most GEMM_SIZE multiply-adds, which OpenBLAS keeps on this thread.
-    with np.errstate(invalid="ignore", over="ignore"):  # non-finite matrices reach their vertices
-        for lo, hi, index in table.groups:
-            step = max(GEMM_SIZE // (len(index) * width), 1)
-            rows_of = per_matrix[index]
-            for a in range(lo, hi, step):
-                b = min(a + step, hi)
-                np.matmul(table.weight[a:b, :len(index)], rows_of, out=out[a:b])
+
+    def products(groups: Sequence[tuple[int, int, NDArray[np.intp]]]) -> None:
+        # Rows per product: at most GEMM_SIZE multiply-adds, which OpenBLAS keeps on this thread.
+        with np.errstate(invalid="ignore", over="ignore"):  # non-finite matrices reach their vertices
+            for lo, hi, index in groups:
+                step = max(GEMM_SIZE // (len(index) * width), 1)
+                rows_of = per_matrix[index]
+                for a in range(lo, hi, step):
+                    b = min(a + step, hi)
+                    np.matmul(table.weight[a:b, :len(index)], rows_of, out=out[a:b])
+
+    # The groups write disjoint rows: every thread takes its share (matmul releases the GIL).
+    threads = thread_count() if v * width >= PARALLEL_FROM else 1
+    run_all([partial(products, table.groups[k::threads]) for k in range(threads)])
     rows = out.reshape(v, poses, 9)
     rows[:, :, [0, 4, 8]] += 1.0
     return rows
