@@ -704,8 +704,11 @@ def _animation_html(unit: Unit) -> list[str]:
                   ("determinant", tl.get("det_min", ()), "#2471a3"),
                   ("engine divergence / size", tl.get("engine_divergence_max", ()), "#7d3c98"),
                   ("clip divergence / size", tl.get("clip_divergence_max", ()), "#1e8449"))
-        # (a report written before a series existed has none: it is left out)
-        out.append(timeline_svg(frames, tuple(t for t in series if len(t[1]) == len(frames))))
+        # (a report written before a series existed has none, and the clip's is measured for glTF
+        # files only: left out then)
+        kept = tuple(t for t in series if len(t[1]) == len(frames)
+                     and (t[0] != "clip divergence / size" or any(v is not None for v in t[1])))
+        out.append(timeline_svg(frames, kept))
     out.append("</details>")
     return out
 
