@@ -222,6 +222,12 @@ _ENTRIES = (
        "audit --animation: at some frame the engine target puts vertices farther from Blender's than 1e-3 of the "
        "mesh size (the worst frames are named).",
        "Fix the weights the target treats otherwise (influences, sums, groups of non-deform bones)."),
+    _c("animation-clip-divergence", "WARNING", "animation",
+       "The engine plays the file's clip differently from Blender's import",
+       "audit --animation on a glTF file: at some frame the engine target, interpolating the file's own keys at "
+       "frame / fps (three.js: slerp, its cubic spline, STEP held), draws vertices farther than 1e-3 of the mesh "
+       "size from Blender's mesh playing the action its importer made of the clip.",
+       "Export the clip sampled at every frame, so no engine interpolates between sparse keys."),
     _c("animation-mismatch", "ERROR", "animation", "Blender's mesh differs from the recomputed frame",
        "audit --animation: at a spot-checked frame Blender's evaluated mesh is farther than 2e-5 of the mesh size "
        "from the numpy recomputation of that frame's pose: something animated besides the bones (B-Bone curves, "

@@ -414,3 +414,22 @@ def test_divergence_names_target_and_pose():
     assert f.details["target"] == "threejs" and f.details["pose"] == "arm raised"
     assert "in threejs" in f.message and "verified against the real engine" in f.message
     assert divergence_finding({"current": current}, 10.0, 0.1, THREEJS, "Blender") is None
+
+
+@pytest.mark.parametrize("interpolation", ["LINEAR", "STEP", "CUBICSPLINE"])
+@pytest.mark.parametrize("path", ["rotation", "translation"])
+@pytest.mark.parametrize("rule", ["spec", "threejs", "babylon"])
+def test_sampling_every_time_at_once_is_sampling_each(interpolation, path, rule):
+    from skin_audit.core.gltf.animation import sample_many
+
+    rng = np.random.default_rng(3)
+    times = np.cumsum(rng.uniform(0.1, 1.0, 6))
+    width = 4 if path == "rotation" else 3
+    values = rng.normal(size=(3 * 6 if interpolation == "CUBICSPLINE" else 6, width))
+    if interpolation != "CUBICSPLINE":
+        values[2] = values[1]  # equal keys (three.js keeps the key), then a pair slerp lerps (d > 0.9995)
+        values[4] = values[3] * (1 + 1e-7)
+    s = Sampler(times, values, interpolation)
+    at = np.concatenate([[times[0] - 1.0, times[-1] + 1.0], times, rng.uniform(times[0], times[-1], 64)])
+    one_by_one = np.stack([sample(s, float(t), path, rule) for t in at])
+    np.testing.assert_allclose(sample_many(s, at, path, rule), one_by_one, rtol=0, atol=1e-14)

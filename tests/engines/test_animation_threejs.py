@@ -62,3 +62,91 @@ def test_three_js_draws_the_mid_ring_the_audit_measures_at_every_frame(bpy, tmp_
     for f, r in zip(frames, radii, strict=True):
         if f in at:
             assert at[f] == pytest.approx(r, abs=RADIUS_MATCH), f
+
+
+#: three.js draws float32 matrices and positions, Blender float32 meshes: per frame the audit's
+#: largest distance matches theirs to this fraction of the mesh size.
+CLIP_MATCH = 2e-5
+
+
+def _clip_truth(bpy, path: Path, action: str, engines_dir: Path) -> tuple[list[float], list[float], list[float], dict]:
+    """The audit's clip-divergence timeline of ``action`` beside the truth: three.js playing the file's
+    clip at frame / fps against Blender's own evaluated mesh at that frame (the action alone playing),
+    per frame the farthest vertex over the mesh size in world space; and the audit's finding on it."""
+    from skin_audit.blender.run.audit_files import audit_file, load
+    from skin_audit.blender.run.gltf_file import imported_match, scene_fps
+    from skin_audit.core.audit.options import AuditOptions
+    from skin_audit.core.engines.gltf_audit import gltf_from_blender
+    from skin_audit.core.gltf.document import load_gltf
+
+    result = audit_file(path, AuditOptions(shape_checks=False, animation=(action,)))
+    assert result.status == "ok", result.message
+    (rig,) = result.rigs
+    (entry,) = rig.animation["actions"]
+    (mesh_audit,) = result.meshes
+    frames = entry["timeline"]["frame"]
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    load(path)
+    obj = bpy.data.objects[mesh_audit.object]
+    arm = next(m.object for m in obj.modifiers if m.type == "ARMATURE")
+    ad = arm.animation_data
+    ad.use_nla = False
+    ad.action = bpy.data.actions[action]
+    if getattr(ad, "action_slot", 1) is None and ad.action.slots:
+        ad.action_slot = ad.action.slots[0]
+    scene = bpy.context.scene
+    fps = scene_fps(scene)
+    doc = load_gltf(path)
+    match = imported_match(doc, obj, bpy.context.evaluated_depsgraph_get())
+    assert match.reliable
+    clip = next(k for k, a in enumerate(doc.items("animations")) if a.get("name") == action)
+    # The harness's mixer loops the clip, so at exactly its duration it shows the first key again: the
+    # last instant is asked for a microsecond before (the audit holds the last key there, as the
+    # specification clamps).
+    samplers = doc.items("animations")[clip]["samplers"]
+    duration = max(float(doc.items("accessors")[s["input"]]["max"][0]) for s in samplers)
+    times = [min(f / fps, duration - 1e-6) for f in frames]
+    drawn = run_node(engines_dir, "threejs_positions.mjs", str(path), "--clip", str(clip),
+                     "--times", ",".join(f"{t:.9g}" for t in times))
+    three = {(m["node"], m["primitive"]): m["positions"] for m in drawn["meshes"]}
+    scale = abs(float(np.linalg.det(np.array(obj.matrix_world)[:3, :3]))) ** (1 / 3)
+    size = mesh_audit.metrics["size"] * scale
+    truth = []
+    for k, frame in enumerate(frames):
+        scene.frame_set(int(math.floor(frame)), subframe=frame - math.floor(frame))
+        ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        co = np.array([v.co for v in ev.data.vertices])
+        mw = np.array(ev.matrix_world)
+        blender = gltf_from_blender(co @ mw[:3, :3].T + mw[:3, 3])
+        far = 0.0
+        for p, off, rows in zip(match.primitives, match.offsets, match.rows, strict=True):
+            positions = np.asarray(three[(p.node, p.primitive)][k])[rows]
+            far = max(far, float(np.linalg.norm(positions - blender[off:off + len(rows)], axis=1).max()))
+        truth.append(far / size)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    found = {f.code: f for f in mesh_audit.findings}
+    return frames, entry["timeline"]["clip_divergence_max"], truth, found
+
+
+def test_the_clip_three_js_plays_against_blenders_import_of_a_real_asset(bpy, engines_dir):
+    fox = Path(__file__).resolve().parents[1] / "assets/Fox/glTF-Binary/Fox.glb"
+    frames, timeline, truth, found = _clip_truth(bpy, fox, "Run", engines_dir)
+    np.testing.assert_allclose(timeline, truth, atol=CLIP_MATCH)
+    assert max(truth) > 1e-3  # the file's keys fall between Blender's frames: the poses differ there
+    worst = found["animation-clip-divergence"]
+    assert worst.details["frame"] == frames[int(np.argmax(truth))] and worst.details["target"] == "threejs"
+
+
+def test_sparse_keys_three_js_slerps_where_blender_lerps_the_components(bpy, tmp_path, engines_dir):
+    from tests.engines.rebound import rebound_character
+
+    # Keys at 0, 1 and 2 s turning the spine 40 and 20 degrees: Blender keys frames 0, 24 and 48 and
+    # interpolates each quaternion component; three.js slerps.  They meet at the keys and halfway.
+    path = rebound_character(tmp_path)
+    frames, timeline, truth, found = _clip_truth(bpy, path, "Bend", engines_dir)
+    np.testing.assert_allclose(timeline, truth, atol=CLIP_MATCH)
+    at = dict(zip(frames, truth, strict=True))
+    assert max(truth) > 1e-3
+    assert found["animation-clip-divergence"].details["worst_relative"] == pytest.approx(max(truth), abs=CLIP_MATCH)
+    for key in (0.0, 12.0, 24.0, 48.0):
+        assert at[key] < CLIP_MATCH, key

@@ -177,6 +177,9 @@ class ActionPlayer:
         """(frames, (P, J, 4, 4) matrix_channel) batch by batch."""
         _reset_channels(self.copy, self.original)
         _assign(self.copy, action)
+        # The spot checks' meshes sit out while the action plays: Blender would deform them at
+        # every frame for nothing (``at_frame`` brings them back).
+        self._show_meshes(False)
         depsgraph = self.box.depsgraph()
         scene = self.box.scene
         for lo in range(0, len(frames), BATCH_FRAMES):
@@ -191,8 +194,14 @@ class ActionPlayer:
     def at_frame(self, key: tuple[str, str], frame: float) -> tuple[np.ndarray, np.ndarray]:
         """Blender's evaluated positions of a spot copy at ``frame`` (float32, as stored) and the
         bones' ``matrix_channel`` there (J, 4, 4), of the action last played."""
+        self._show_meshes(True)
         whole = math.floor(frame)
         self.box.scene.frame_set(int(whole), subframe=float(frame - whole))
         depsgraph = self.box.depsgraph()
         positions = stored_positions(self.meshes[key].evaluated_get(depsgraph).data)
         return positions, pose_matrices(self.copy.evaluated_get(depsgraph), self.names, "matrix_channel")
+
+    def _show_meshes(self, show: bool) -> None:
+        for mesh in self.meshes.values():
+            if mesh.hide_viewport == show:
+                mesh.hide_viewport = not show

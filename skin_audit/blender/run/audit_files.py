@@ -21,7 +21,7 @@ from ...core.input_guard import GLTF_SUFFIXES, INPUT_SUFFIXES
 from ..id_names import repair_names
 from ..session import reset_to_empty_scene
 from .audit_scene import audit_rigs, missing_modifiers, skinned_meshes
-from .gltf_file import gltf_audit, set_audited_frame
+from .gltf_file import clip_document, gltf_audit, set_audited_frame
 from .guarded import check_after_load, check_before_import, guarded_audit, read_error
 
 SUFFIXES = INPUT_SUFFIXES
@@ -129,8 +129,10 @@ def audit_file(path: Path, options: AuditOptions, object_name: str | None = None
             missing = missing_modifiers(objects)
             if not meshes and not missing:
                 raise InputError(f"{path}: not a rig: no mesh is deformed by an Armature modifier")
-        rigs, audits = audit_rigs(bpy.context, meshes, options, missing=missing)
-        if path.suffix.lower() in GLTF_SUFFIXES:
+        gltf = path.suffix.lower() in GLTF_SUFFIXES
+        clips = clip_document(path) if gltf and options.animation is not None else None
+        rigs, audits = audit_rigs(bpy.context, meshes, options, missing=missing, gltf=clips)
+        if gltf:
             rigs, audits = gltf_audit(path, options, rigs, audits)
         return FileAudit(str(path), "ok", meshes=audits, rigs=rigs)
     except SkinAuditError as exc:

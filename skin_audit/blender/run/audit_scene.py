@@ -140,11 +140,12 @@ def audit_meshes(
 
 def _with_animation(armature: str, rig: RigAudit, audits: Sequence[MeshAudit],
                     parts: list[tuple[bpy.types.Object, bpy.types.ArmatureModifier, Any]],
-                    options: AuditOptions) -> tuple[RigAudit, tuple[MeshAudit, ...]]:
-    """The rig's entry and its meshes' with the animation audit's findings (``--animation``)."""
+                    options: AuditOptions, gltf: Any = None) -> tuple[RigAudit, tuple[MeshAudit, ...]]:
+    """The rig's entry and its meshes' with the animation audit's findings (``--animation``); ``gltf``:
+    the glTF document the scene was imported from (its clips are played as the target plays them)."""
     from .animation_run import audit_animation
 
-    found = audit_animation(armature, parts, options)
+    found = audit_animation(armature, parts, options, gltf)
     rig = replace(rig, findings=rig.findings + tuple(found.rig_findings), animation=found.data)
     return rig, tuple(replace(a, findings=a.findings + tuple(f))
                       for a, f in zip(audits, found.mesh_findings, strict=True))
@@ -157,6 +158,7 @@ def audit_rigs(
     progress: Callable[[int, int], None] | None = None,
     allow_edit_mode: bool = False,
     missing: dict[str, list[MissingModifier]] | None = None,
+    gltf: Any = None,
 ) -> tuple[tuple[RigAudit, ...], tuple[MeshAudit, ...]]:
     """One RigAudit per armature (over every given mesh it deforms) and one MeshAudit per
     (mesh, Armature modifier); the scene is left untouched.
@@ -201,7 +203,8 @@ def audit_rigs(
             rig, audits = audit_character(armature, [m for _, m, _ in parts], options, [c for _, _, c in parts],
                                           missing.get(armature, ()), rigid)
             if options.animation is not None and parts:
-                rig, audits = _with_animation(armature, rig, audits, [(*pairs[k], m) for k, m, _ in parts], options)
+                rig, audits = _with_animation(armature, rig, audits, [(*pairs[k], m) for k, m, _ in parts], options,
+                                              gltf)
             rigs.append(rig)
             meshes += [(k, a) for (k, _, _), a in zip(parts, audits, strict=True)]
     return tuple(rigs), tuple(a for _, a in sorted(meshes, key=lambda t: t[0]))

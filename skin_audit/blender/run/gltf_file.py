@@ -17,6 +17,7 @@ from ...core.audit.rig_audit import RigAudit
 from ...core.engines.divergence import divergence_by_pose, divergence_finding
 from ...core.engines.gltf_audit import (
     ImportedMesh,
+    NodeMatch,
     compressed_reason,
     drop_vanished,
     file_divergence,
@@ -41,6 +42,21 @@ from ..read.weights import group_weights
 
 def scene_fps(scene: bpy.types.Scene) -> float:
     return float(scene.render.fps) / float(scene.render.fps_base)
+
+
+def clip_document(path: Path) -> GltfDocument | None:
+    """The file read by our reader, for the animation audit to play its clips as the target does
+    (None when it cannot be read so: compressed data, which the file audit reports)."""
+    try:
+        return load_gltf(path)
+    except GltfCompressedError:
+        return None
+
+
+def imported_match(doc: GltfDocument, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> NodeMatch:
+    """Which skinned node of ``doc`` Blender's importer made ``obj`` of, and its rows."""
+    node_names = {i: str(n.get("name", "")) for i, n in enumerate(doc.items("nodes"))}
+    return match_node(doc, skinned_primitives(doc), _imported(obj, depsgraph), node_names)
 
 
 def play_clip(doc: GltfDocument, clip: str | None) -> None:

@@ -297,13 +297,17 @@ def _displacements(mesh: SkinnedMesh, matrices: F64) -> F64:
     return out
 
 
-def recompute_blender_many(mesh: SkinnedMesh, channels: Sequence[F64]) -> list[Recomputed]:
+def recompute_blender_many(mesh: SkinnedMesh, channels: Sequence[F64],
+                           joints: Sequence[tuple[F64, NDArray[np.bool_]]] | None = None) -> list[Recomputed]:
     """``recompute_blender`` at each pose of ``channels``, the B-Bones' curves of every pose computed
-    together (a rig's B-Bones cost more per pose than its plain bones)."""
-    joints: list[tuple[F64, NDArray[np.bool_]] | None] = [None] * len(channels)
-    if channels and mesh.modifier.use_vertex_groups and not mesh.modifier.preserve_volume and has_bbones(mesh):
-        joints = list(joint_matrices(mesh, np.asarray(channels)))
-    return _recompute(mesh, channels, joints)
+    together (a rig's B-Bones cost more per pose than its plain bones); ``joints``: those curves'
+    ``joint_matrices`` when the caller has them already."""
+    at_joints: list[tuple[F64, NDArray[np.bool_]] | None] = [None] * len(channels)
+    if joints is not None:
+        at_joints = list(joints)
+    elif channels and mesh.modifier.use_vertex_groups and not mesh.modifier.preserve_volume and has_bbones(mesh):
+        at_joints = list(joint_matrices(mesh, np.asarray(channels)))
+    return _recompute(mesh, channels, at_joints)
 
 
 def _recompute(mesh: SkinnedMesh, channels: Sequence[F64],

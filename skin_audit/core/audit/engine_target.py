@@ -221,6 +221,22 @@ def target_positions(mesh: SkinnedMesh, target: Target, channel: F64, prepared: 
     return apply_affine(mesh.armature_to_mesh, drawn)
 
 
+def target_positions_many(mesh: SkinnedMesh, channels: F64, prepared: PreparedTarget) -> F64:
+    """(P, V, 3) ``target_positions`` at each pose of the (P, J, 4, 4) ``channels``: each part's
+    layout blended at every pose together (the same sums as ``deform_layout``, pose by pose)."""
+    drawn = np.empty((len(channels), mesh.vertex_count, 3))
+    for (mask, _), layout in zip(prepared.parts, prepared.layouts, strict=True):
+        for p, blended in enumerate(blend_runs_many(layout.runs, layout.gathered, np.asarray(channels))):
+            positions = np.ascontiguousarray(blended.T)
+            positions[layout.invalid] = np.nan
+            positions[layout.stay] = layout.rest[layout.stay]
+            if mask is None:
+                drawn[p] = positions
+            else:
+                drawn[p][mask] = positions
+    return np.stack([apply_affine(mesh.armature_to_mesh, d) for d in drawn])
+
+
 def explain_non_deform(finding: Finding, prepared: PreparedTarget, target: Target) -> Finding:
     """``engine-divergence`` saying that the exporter wrote groups of bones with Deform off, when it did
     and the finding's vertices include theirs."""

@@ -249,3 +249,113 @@ def animated_transforms(
             )
         channels[path][node] = sample(sampler, t, path, rule)
     return rest.with_channels(channels["translation"], channels["rotation"], channels["scale"])
+
+
+def _slerp_many(q0: NDArray[np.float64], q1: NDArray[np.float64], u: NDArray[np.float64],
+                rule: InterpolationRule) -> NDArray[np.float64]:
+    """``_slerp_spec``, ``_slerp_threejs`` or ``_slerp_babylon`` of (T, 4) key pairs at (T,) ``u``, row by row."""
+    d = np.einsum("ti,ti->t", q0, q1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if rule == "babylon":
+            flip = d < 0
+            ad = np.abs(d)
+            near = ad > 0.999999
+            angle = np.arccos(np.clip(ad, -1.0, 1.0))
+            sin = np.sin(angle)
+            a = np.where(near, 1.0 - u, np.sin((1.0 - u) * angle) / np.where(near, 1.0, sin))
+            b = np.where(near, u, np.sin(u * angle) / np.where(near, 1.0, sin))
+            out: NDArray[np.float64] = a[:, None] * q0 + np.where(flip, -b, b)[:, None] * q1
+            return out
+        same = np.all(q0 == q1, axis=1)
+        q1 = np.where((d < 0)[:, None], -q1, q1)
+        d = np.abs(d)
+        lerp = (1 - u)[:, None] * q0 + u[:, None] * q1
+        if rule == "spec":
+            near = 1.0 - d < SLERP_LERP_LIMIT
+            a = np.arccos(np.minimum(d, 1.0))
+            sin = np.where(near, 1.0, np.sin(a))
+            slerp = (np.sin(a * (1 - u))[:, None] * q0 + np.sin(a * u)[:, None] * q1) / sin[:, None]
+            v = np.where(near[:, None], lerp, slerp)
+            return v / np.linalg.norm(v, axis=1, keepdims=True)  # type: ignore[no-any-return]
+        # three.js Quaternion.slerpFlat: plain slerp below 0.9995, else lerp then normalise; equal keys kept.
+        near = d >= 0.9995
+        theta = np.arccos(np.where(near, 1.0, d))
+        sin = np.where(near, 1.0, np.sin(theta))
+        slerp = (np.sin((1 - u) * theta) / sin)[:, None] * q0 + (np.sin(u * theta) / sin)[:, None] * q1
+        normed = lerp / np.sqrt(np.einsum("ti,ti->t", lerp, lerp))[:, None]
+        v = np.where(near[:, None], normed, slerp)
+        return np.where(same[:, None], q0, v)  # type: ignore[no-any-return]
+
+
+def sample_many(sampler: Sampler, times: NDArray[np.float64], path: str,
+                rule: InterpolationRule = "spec") -> NDArray[np.float64]:
+    """(T, C) ``sample`` at every time of ``times`` at once (the same arithmetic, row by row)."""
+    t = np.asarray(times, dtype=np.float64)
+    key_times, values = sampler.times, sampler.values
+    cubic = sampler.interpolation == "CUBICSPLINE"
+    rotation = path == "rotation"
+    keys = np.asarray(values[1::3] if cubic else values, dtype=np.float64)
+    if rotation and rule == "spec":
+        keys = keys / np.linalg.norm(keys, axis=1, keepdims=True)
+    last = len(key_times) - 1
+    k = np.clip(np.searchsorted(key_times, t, side="right") - 1, 0, last)
+    out = keys[k].copy()  # before the first key, after the last, and STEP: the key
+    inside = (t >= key_times[0]) & (t < key_times[-1])
+    if sampler.interpolation == "STEP" or last == 0 or not inside.any():
+        return out
+    k = k[inside]
+    t0, t1 = key_times[k], key_times[k + 1]
+    u = (t[inside] - t0) / (t1 - t0)
+    if cubic:
+        td = (t1 - t0)[:, None]
+        v_k, b_k = values[3 * k + 1], values[3 * k + 2]
+        a_k1, v_k1 = values[3 * (k + 1)], values[3 * (k + 1) + 1]
+        u1 = u[:, None]
+        u2, u3 = u1 * u1, u1 * u1 * u1
+        v = ((2 * u3 - 3 * u2 + 1) * v_k + td * (u3 - 2 * u2 + u1) * b_k + (-2 * u3 + 3 * u2) * v_k1
+             + td * (u3 - u2) * a_k1)
+        if rotation:
+            v = v / np.linalg.norm(v, axis=1, keepdims=True)
+        out[inside] = v
+    elif rotation:
+        out[inside] = _slerp_many(keys[k], keys[k + 1], u, rule)
+    else:
+        out[inside] = (1 - u)[:, None] * values[k] + u[:, None] * values[k + 1]
+    return out
+
+
+@dataclass(frozen=True)
+class ClipChannel:
+    node: int
+    path: str
+    sampler: Sampler
+
+
+def clip_channels(doc: GltfDocument, anim: int, rest: NodeTransforms) -> tuple[ClipChannel, ...]:
+    """The node channels of animation ``anim`` with their samplers, read and checked once (as
+    ``animated_transforms`` reads them; morph-weight channels left out)."""
+    a = doc.item("animations", anim, "animation")
+    out = []
+    for c, ch in enumerate(a.get("channels", [])):
+        where = f"animation {anim} channel {c}"
+        target = ch.get("target", {})
+        path = target.get("path")
+        if path == "weights" or "node" not in target:
+            continue
+        node = target["node"]
+        doc.item("nodes", node, where)
+        if path not in _PATH_SIZES:
+            raise doc.fail(where, f"target path {path!r} is not translation, rotation, scale or weights")
+        if rest.has_matrix[node]:
+            raise doc.fail(where, f"animates node {node}, which has a matrix (3.5.2 forbids it)")
+        samplers = a.get("samplers", [])
+        si = ch.get("sampler")
+        if not isinstance(si, int) or not 0 <= si < len(samplers):
+            raise doc.fail(where, f"sampler {si!r} is out of range ({len(samplers)} samplers)")
+        sampler = read_sampler(doc, anim, si)
+        if sampler.values.shape[1] != _PATH_SIZES[path]:
+            raise doc.fail(
+                where, f"{path} output has {sampler.values.shape[1]} components, expected {_PATH_SIZES[path]}"
+            )
+        out.append(ClipChannel(int(node), str(path), sampler))
+    return tuple(out)

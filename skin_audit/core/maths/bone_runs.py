@@ -14,14 +14,14 @@ blend's time on a million vertices, and the same result up to summation order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .parallel import run_all
+from .parallel import run_all, thread_count
 
 F64 = NDArray[np.float64]
 
@@ -177,5 +177,16 @@ def blend_runs_many(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | 
         # Two halves of the weights (whole runs), then one coordinate of one pose per task.
         middle = int(np.searchsorted(runs.starts, n // 2))
         run_all([lambda: product(0, middle), lambda: product(middle, len(runs.bone))])
-        run_all([partial(total, row) for row in range(3 * poses)])
+        # As many tasks as threads when the rows outnumber them: a hand-off per row (192 for a
+        # 64-pose batch) costs more than a small mesh's sums.
+        workers = thread_count()
+        if 3 * poses <= workers:
+            run_all([partial(total, row) for row in range(3 * poses)])
+        else:
+            run_all([partial(_each, total, range(first, 3 * poses, workers)) for first in range(workers)])
     return outs if add_to is None else list(add_to)
+
+
+def _each(task: Callable[[int], None], rows: range) -> None:
+    for row in rows:
+        task(row)

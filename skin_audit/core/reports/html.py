@@ -680,10 +680,16 @@ def _animation_html(unit: Unit) -> list[str]:
                    f'{_fmt(e.get("frames"))} frames; worst frames: '
                    + escape("; ".join(f"{k} {', '.join(_fmt(f) for f in v)}" for k, v in worst.items() if v))
                    + "</div>")
-        out.append(timeline_svg(tl.get("frame", ()), (
-            ("smallest singular value", tl.get("sigma_min", ()), "#c0392b"),
-            ("determinant", tl.get("det_min", ()), "#2471a3"),
-            ("engine divergence / size", tl.get("engine_divergence_max", ()), "#7d3c98"))))
+        frames = tl.get("frame", ())
+        series = (("smallest singular value", tl.get("sigma_min", ()), "#c0392b"),
+                  ("determinant", tl.get("det_min", ()), "#2471a3"),
+                  ("engine divergence / size", tl.get("engine_divergence_max", ()), "#7d3c98"),
+                  ("clip divergence / size", tl.get("clip_divergence_max", ()), "#1e8449"))
+        # (a report written before a series existed has none, and the clip's is measured for glTF
+        # files only: left out then)
+        kept = tuple(t for t in series if len(t[1]) == len(frames)
+                     and (t[0] != "clip divergence / size" or any(v is not None for v in t[1])))
+        out.append(timeline_svg(frames, kept))
     out.append("</details>")
     return out
 

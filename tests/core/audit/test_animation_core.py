@@ -200,3 +200,19 @@ def test_euler_flips_over_half_a_turn_between_frames():
     f = found[("animation-euler-flip", "WARNING")]
     assert f.bones == ("Arm",) and f.details["frame"] == 2.0
     assert f.details["jump_degrees"] == pytest.approx(350.0)
+
+
+@pytest.mark.parametrize("target", ["threejs", "gltf", "raw", "babylon"])
+def test_a_targets_positions_at_many_poses_are_its_positions_at_each(target):
+    from skin_audit.core.audit.engine_target import target_positions, target_positions_many
+
+    rig = nr.chain_tube(("Root", "Child", "Tip", "End", "Last"))
+    groups = {g: np.full(len(rig.rest), 0.2) for g in rig.groups}  # five influences: three.js splits the mesh
+    crowded = nr.Rig(rig.rows, rig.rest, groups, rig.edges)
+    mesh = nr.skinned_mesh(crowded, mesh_to_armature=nr.rotation("x", 0.3))
+    t = get_target(target)
+    prepared = prepare_target(mesh, t)
+    channels = np.stack([nr.channels(crowded.rows, {"Last": nr.rotation("x", math.radians(d)),
+                                                    "Child": nr.rotation("z", 0.3)}) for d in (0, 45, 90)])
+    np.testing.assert_array_equal(target_positions_many(mesh, channels, prepared),
+                                  np.stack([target_positions(mesh, t, c, prepared) for c in channels]))

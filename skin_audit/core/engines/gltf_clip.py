@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A target playing a glTF file's own clip: where it draws each imported vertex at the time of a frame.
+
+Blender's importer turns each animation into an action keyed at frames (``t * fps``), which Blender
+then interpolates with its F-curves (quaternion components one by one, Bezier or linear); an engine
+plays the file itself, interpolating the samplers by its own rule (three.js: ``slerpFlat``, its
+cubic-spline interpolant, the key held for STEP).  Between the file's keys the two poses differ;
+``ClipDrawing`` computes the engine's side at many times at once (samplers read once, every time
+sampled together, the skins blended for all times in one product per joint) so the animation audit
+can set it beside Blender's mesh at every frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..gltf.animation import ClipChannel, clip_channels, sample_many
+from ..gltf.document import GltfDocument
+from ..gltf.scene import NodeTransforms, node_parents, quaternion_matrices, rest_transforms
+from ..gltf.skin import SkinnedPrimitive, inverse_bind_matrices, skin_joints
+from ..maths.bone_runs import BoneRuns, blend_runs_many, gather_points, runs_from_table
+from .gltf_audit import NodeMatch
+from .gltf_path import stacked_influences
+from .targets import Target
+from .weights import engine_weights
+
+F64 = NDArray[np.float64]
+
+
+def clip_world_matrices(parents: NDArray[np.intp], rest: NodeTransforms, channels: tuple[ClipChannel, ...],
+                        times: F64, target: Target) -> F64:
+    """(T, N, 4, 4) every node's world matrix with the clip sampled by ``target``'s rule at each time."""
+    count, n = len(times), len(parents)
+    translation = np.broadcast_to(rest.translation, (count, n, 3)).copy()
+    rotation = np.broadcast_to(rest.rotation, (count, n, 4)).copy()
+    scale = np.broadcast_to(rest.scale, (count, n, 3)).copy()
+    for ch in channels:
+        values = sample_many(ch.sampler, times, ch.path, target.interpolation)
+        {"translation": translation, "rotation": rotation, "scale": scale}[ch.path][:, ch.node] = values
+    local = np.tile(np.eye(4), (count, n, 1, 1))
+    turn = quaternion_matrices(rotation.reshape(-1, 4), target.rotation).reshape(count, n, 3, 3)
+    local[:, :, :3, :3] = turn * scale[:, :, None, :]
+    local[:, :, :3, 3] = translation
+    local[:, rest.has_matrix] = rest.matrix[rest.has_matrix]
+    world = np.empty_like(local)
+    done = np.zeros(n, dtype=bool)
+    for start in range(n):
+        chain = []
+        i = start
+        while i != -1 and not done[i]:
+            chain.append(i)
+            i = int(parents[i])
+        for node in reversed(chain):
+            p = parents[node]
+            world[:, node] = local[:, node] if p == -1 else world[:, p] @ local[:, node]
+            done[node] = True
+    return world
+
+
+@dataclass(frozen=True)
+class _Primitive:
+    prim: SkinnedPrimitive
+    joints: list[int]  # skin.joints (nodes)
+    ibm: F64  # (J, 4, 4)
+    runs: BoneRuns
+    gathered: F64
+    rest: F64  # (V, 3)
+    stay: NDArray[np.bool_]
+    invalid: NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class ClipDrawing:
+    """Where ``target`` draws one imported mesh while it plays animation ``anim`` of the file."""
+
+    target: Target
+    anim: int
+    fps: float
+    match: NodeMatch
+    parents: NDArray[np.intp]
+    rest: NodeTransforms
+    channels: tuple[ClipChannel, ...]
+    primitives: tuple[_Primitive, ...]
+
+    def drawn(self, frames: F64) -> list[F64]:
+        """Per primitive of the match: (T, V_p, 3) its rows drawn at ``frame / fps`` seconds (world space)."""
+        times = np.asarray(frames, dtype=np.float64) / self.fps
+        world = clip_world_matrices(self.parents, self.rest, self.channels, times, self.target)
+        out = []
+        for p in self.primitives:
+            # tjab,jbc->tjac: each joint's world matrix at each time times its inverse bind matrix.
+            skinning = np.einsum("tjab,jbc->tjac", world[:, p.joints], p.ibm)
+            blended = blend_runs_many(p.runs, p.gathered, skinning)
+            positions = np.stack(blended).transpose(0, 2, 1)  # (T, V, 3)
+            positions[:, p.invalid] = np.nan
+            positions[:, p.stay] = p.rest[p.stay]
+            out.append(positions)
+        return out
+
+    def distances(self, frames: F64, blender_world: F64) -> F64:
+        """(T, V) how far the target draws each Blender vertex from ``blender_world`` (T, V, 3), Blender's
+        mesh at each frame in world space, Blender's axes (vertices the file does not skin: 0)."""
+        drawn = self.drawn(frames)
+        w = np.asarray(blender_world, dtype=np.float64)
+        blender = np.stack([w[..., 0], w[..., 2], -w[..., 1]], axis=-1)  # gltf_from_blender, every frame
+        out = np.zeros(w.shape[:2])
+        for positions, off, rows in zip(drawn, self.match.offsets, self.match.rows, strict=True):
+            with np.errstate(invalid="ignore", over="ignore"):
+                d = np.sqrt(((positions[:, rows] - blender[:, off:off + len(rows)]) ** 2).sum(axis=2))
+            out[:, off:off + len(rows)] = np.where(np.isfinite(d), d, np.inf)  # as ``divergence``
+        return out
+
+
+def prepare_primitives(doc: GltfDocument, target: Target, match: NodeMatch) -> tuple[_Primitive, ...] | None:
+    """What ``target`` skins ``match``'s primitives with, once for every clip; None when the rows do not
+    correspond or a primitive has morph targets (their animated weights are not drawn here)."""
+    if not match.reliable or any(len(p.morph_positions) for p in match.primitives):
+        return None
+    prims = []
+    for prim in match.primitives:
+        joints, weights, ctype = stacked_influences(prim)
+        j, w = engine_weights(joints, weights, target, set_width=4, weight_component_type=ctype)
+        j, w = np.asarray(j), np.asarray(w, dtype=np.float64)
+        nodes = skin_joints(doc, prim.skin)
+        valid = (j >= 0) & (j < len(nodes))
+        runs = runs_from_table(np.where(valid, j, 0), np.where(valid, w, 0.0))
+        stay = ~np.any(w != 0.0, axis=1) if target.zero_weight_rule == "stay" else np.zeros(len(w), dtype=bool)
+        invalid = np.any((w != 0.0) & ~valid, axis=1)
+        prims.append(_Primitive(prim, nodes, inverse_bind_matrices(doc, prim.skin), runs,
+                                gather_points(runs, prim.positions), np.asarray(prim.positions, dtype=np.float64),
+                                stay, invalid))
+    return tuple(prims)
+
+
+def clip_drawing(doc: GltfDocument, target: Target, anim: int, fps: float, match: NodeMatch,
+                 primitives: tuple[_Primitive, ...] | None) -> ClipDrawing | None:
+    """The ``ClipDrawing`` of animation ``anim`` on ``match``'s ``primitives`` (``prepare_primitives``;
+    None: not drawn)."""
+    if primitives is None:
+        return None
+    rest = rest_transforms(doc)
+    return ClipDrawing(target, anim, fps, match, node_parents(doc), rest, clip_channels(doc, anim, rest), primitives)
