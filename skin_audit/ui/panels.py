@@ -210,6 +210,10 @@ SHORT_WHAT = {
     "sweep-mismatch": "sweep differs",
     "bind-pose-drift": "bind drift",
     "multiple-root-bones": "root bones",
+    "surface-area-collapse": "area collapse",
+    "surface-stretch": "stretch",
+    "surface-fold": "fold",
+    "twist-region-crowded": "candy wrapper",
 }
 
 

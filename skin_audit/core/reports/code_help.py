@@ -280,6 +280,24 @@ _ENTRIES = (
        "into islands on one piece of mesh; WARNING where the weight moves its vertex by more than 1% of the "
        "character's size at a stress pose, INFO below.",
        "Remove the stray islands, or weights below a small threshold."),
+    _h("surface-area-collapse", "WARNING / INFO", "Triangles collapse at a test pose",
+       "A triangle keeps less than 0.25 of its rest area at a sweep or stress pose; WARNING where a pose within "
+       "90 degrees or at the rig's limits does it across a weight-step seam, INFO otherwise.",
+       "Smooth the weights across the joint; where Preserve Volume keeps it, add helper bones or correctives."),
+    _h("surface-stretch", "WARNING / INFO", "Triangles stretch at a test pose",
+       "A triangle's largest singular value (rest plane to posed) exceeds 2 at a sweep or stress pose; same "
+       "severities.",
+       "Smooth the weights across the joint (the weight-step fix), or spread the bend over more edges."),
+    _h("surface-fold", "WARNING / INFO", "Faces fold inward at a test pose",
+       "A face turns more than 90 degrees from where the bone carrying it turns its rest normal; same severities.",
+       "Smooth the weights across the joint, or add a helper bone on the inside of the bend."),
+    _h("weight-step", "WARNING / INFO", "Weight steps across an edge",
+       "A bone's weight drops by 0.5 or more across an edge shorter than half the limb's thickness, to a bone it "
+       "joins; WARNING for a seam of hard steps (0.9 or more along 8 edges or more), INFO below.",
+       "Smooth the weights of the region (Fix: Smooth Vertex Weights over the finding's vertices)."),
+    _h("twist-region-crowded", "WARNING / INFO", "Too many bones share a twist region",
+       "Vertices blend more than 3 bones of one chain with at least 0.1 each; WARNING from 8 vertices on.",
+       "Keep two or three bones per vertex along a twist; let twist bones take it in steps."),
 )
 
 #: code -> its help, in the order of the docs table.

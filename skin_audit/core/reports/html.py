@@ -44,6 +44,8 @@ CODE_MEASURE: dict[str, str] = {
     "volume-loss": "volume_loss",
     "weight-asymmetry": "asymmetry",
     "stray-weights": "stray",
+    "surface-area-collapse": "surface_area_loss",
+    "surface-stretch": "surface_stretch",
 }
 #: What a picture's values are, by finding code (the legend's words).
 CODE_LEGEND: dict[str, str] = {
@@ -55,6 +57,8 @@ CODE_LEGEND: dict[str, str] = {
     "volume-loss": "volume lost: 1 - determinant",
     "weight-asymmetry": "weight difference to the mirror vertex",
     "stray-weights": "how far the weight strays",
+    "surface-area-collapse": "area lost: 1 - area ratio of the worst triangle at the vertex",
+    "surface-stretch": "stretch - 1 of the worst triangle at the vertex",
     "weights-not-normalized": "|sum of deform weights - 1|",
     "unweighted-vertices": "|sum of deform weights - 1|",
 }
