@@ -45,13 +45,15 @@ FIXABLE: dict[str, str] = {
     "bbones-on-deform-bones": "set B-Bone segments to 1 on deform bones (what exporters bake anyway)",
     "non-uniform-armature-scale": "apply the armature's scale to its rest pose, pose and keys; skinned meshes "
                                   "stay where they are",
+    "weight-step": "smooth the unlocked deform weights of the finding's vertices and one ring of edges around "
+                   "them, as Smooth Vertex Weights does, then normalise those vertices",
     "negative-armature-scale": "apply the armature's mirror to its rest pose (proper bone frames), pose and "
                                "keys; a mirrored mesh child takes the mirror into its data (faces flipped)",
 }
 
 
 #: Codes only the shape checks find: a fix of one turns them on for its audits.
-SHAPE_CHECK_CODES = frozenset({"stray-weights", "weight-asymmetry"})
+SHAPE_CHECK_CODES = frozenset({"stray-weights", "weight-asymmetry", "weight-step"})
 
 #: Bones within this fraction of the mesh size of the nearest one are equally near (a joint).
 TIE_RELATIVE = 1e-5
@@ -197,6 +199,8 @@ def _weight_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, setti
         fix = wfix.normalize(before, deform, locked, vertices=finding.vertices)
     elif code == "unweighted-vertices":
         fix = wfix.transfer_from_neighbours(before, deform, locked, _edges(obj.data), finding.vertices)
+    elif code == "weight-step":
+        fix = wfix.smooth_region(before, deform, locked, _edges(obj.data), finding.vertices)
     elif settings.stray_action == "below":
         fix = wfix.remove_below(before, deform, locked, settings.threshold)
     elif settings.stray_action == "islands":
