@@ -506,15 +506,6 @@ def _dqs_measures(mesh: SkinnedMesh, tri: Ints, tris: Ints, pose: SurfacePose, s
     return triangle_measures(rest, posed[local])
 
 
-#: How the findings word each measure: (code, measure, its threshold in tolerances, what flagged triangles do).
-_CODES = (
-    ("surface-area-collapse", "area", "SURFACE_AREA_COLLAPSE", "keep {v:.3g} of their area"),
-    ("surface-stretch", "stretch", "SURFACE_STRETCH", "stretch by {v:.3g} (largest singular value)"),
-    ("surface-fold", "fold", "SURFACE_FOLD_COSINE",
-     "fold inward (normal at cosine {v:.3g} to where its bone turns it)"),
-)
-
-
 def crossing(triangles: Ints, edges: Ints, vertex_count: int) -> NDArray[np.bool_]:
     """(T,) whether each triangle has one of ``edges`` (E, 2) among its sides."""
     if not len(edges) or not len(triangles):
@@ -561,7 +552,13 @@ def surface_findings(mesh: SkinnedMesh, surface: SurfaceResult, test_pose_degree
         measures[key] = per_vertex
     sweep = sweep_poses(mesh, degrees) if len(tri) else []
     steps = np.zeros(len(tri), dtype=bool) if across is None else across
-    for code, name, threshold, what in _CODES:
+    # (code, measure, its threshold in tolerances, what flagged triangles do)
+    for code, name, threshold, what in (
+        ("surface-area-collapse", "area", "SURFACE_AREA_COLLAPSE", "keep {v:.3g} of their area"),
+        ("surface-stretch", "stretch", "SURFACE_STRETCH", "stretch by {v:.3g} (largest singular value)"),
+        ("surface-fold", "fold", "SURFACE_FOLD_COSINE",
+         "fold inward (normal at cosine {v:.3g} to where its bone turns it)"),
+    ):
         limit = getattr(tolerances, threshold)
         lower = _signed(name, surface.values[name])
         lower_mod = _signed(name, surface.values["moderate_" + name])
@@ -573,14 +570,14 @@ def surface_findings(mesh: SkinnedMesh, surface: SurfaceResult, test_pose_degree
             ("INFO", info, surface.values[name], surface.pose_of[name]))
         for severity, bad, vals, pose_of in levels:
             if bad.any():
-                findings.append(_finding(mesh, surface, code, severity, bad, vals, pose_of, name, what, limit,
-                                         sweep, test_pose_degrees))
+                findings.append(_finding(mesh, surface, bad, vals, pose_of, name, what, limit, sweep,
+                                         test_pose_degrees, code=code, severity=severity))
     return findings, metrics, measures
 
 
-def _finding(mesh: SkinnedMesh, surface: SurfaceResult, code: str, severity: Severity, bad: NDArray[np.bool_],
-             values: F64, pose_of: Ints, name: str, what: str, threshold: float, sweep: Sequence[SweepPose],
-             test_pose_degrees: float) -> Finding:
+def _finding(mesh: SkinnedMesh, surface: SurfaceResult, bad: NDArray[np.bool_], values: F64, pose_of: Ints,
+             name: str, what: str, threshold: float, sweep: Sequence[SweepPose], test_pose_degrees: float, *,
+             code: str, severity: Severity) -> Finding:
     names = mesh.bones.names
     flagged = np.flatnonzero(bad & (pose_of >= 0))
     signed = _signed(name, values)
