@@ -187,56 +187,63 @@ def _triangle_bones(mesh: SkinnedMesh, triangles: Ints,
 
 
 def _dominant(tb: Ints, tw: F64) -> Ints:
-    """(T,) the bone holding the largest summed weight over each triangle's corners."""
-    best = np.full(len(tb), -1, dtype=np.intp)
-    best_w = np.zeros(len(tb))
-    for s in range(tb.shape[1]):
-        summed = np.zeros(len(tb))
-        for r in range(tb.shape[1]):
-            summed += np.where(tb[:, r] == tb[:, s], tw[:, r], 0.0)
-        better = (summed > best_w + tolerances.DIVISION_GUARD) & (tb[:, s] >= 0)
-        best[better] = tb[better, s]
-        best_w[better] = summed[better]
-    return best
-
-
-def _paths(mesh: SkinnedMesh) -> list[list[int]]:
-    """Per bone, the bones from its root down to it."""
-    parents = mesh.bones.parents
-    out: list[list[int]] = []
-    for j in range(len(parents)):
-        path = [j]
-        while parents[path[-1]] >= 0:
-            path.append(parents[path[-1]])
-        out.append(path[::-1])
+    """(T,) the bone holding the largest summed weight over each triangle's corners (-1 for none;
+    among equals the lowest bone number)."""
+    t, slots = tb.shape
+    out = np.full(t, -1, dtype=np.intp)
+    rows = np.repeat(np.arange(t), slots)
+    bones, weights = tb.reshape(-1), tw.reshape(-1)
+    used = bones >= 0
+    rows, bones, weights = rows[used], bones[used], weights[used]
+    if not rows.size:
+        return out
+    # Sum each (triangle, bone) pair's weights, then keep each triangle's largest sum.
+    key = rows.astype(np.int64) * (int(bones.max()) + 1) + bones
+    order = np.argsort(key, kind="stable")
+    key, weights = key[order], weights[order]
+    starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+    sums = np.add.reduceat(weights, starts)
+    pair_row, pair_bone = rows[order][starts], bones[order][starts]
+    best = np.lexsort((pair_bone, -sums, pair_row))  # by triangle, the largest sum first
+    first = np.concatenate([[True], pair_row[best][1:] != pair_row[best][:-1]])
+    out[pair_row[best][first]] = pair_bone[best][first]
     return out
 
 
-def _affected(bone_set: Sequence[int], paths: list[list[int]], inherits: NDArray[np.bool_]) -> set[int]:
+def _turn_classes(mesh: SkinnedMesh) -> list[dict[int, int]]:
+    """Per bone ``s``, for every bone ``b`` whose turn moves it (``b`` and its ancestors), the class
+    the turn puts ``s`` in: -1 turned with ``b``, else the topmost bone between them (below ``b``)
+    that does not inherit rotation, which carries ``s`` along without turning it.  A bone missing
+    from the dict stays at rest under that turn."""
+    parents = mesh.bones.parents
+    inherits = mesh.bones.inherit_rotation if len(mesh.bones.inherit_rotation) else \
+        np.ones(len(parents), dtype=bool)
+    out: list[dict[int, int]] = []
+    for j in range(len(parents)):
+        classes: dict[int, int] = {}
+        fixed = -1  # the topmost non-inheriting bone seen so far below the current ancestor
+        b = j
+        while b >= 0:
+            classes[b] = fixed
+            if not inherits[b]:
+                fixed = b
+            b = parents[b]
+        out.append(classes)
+    return out
+
+
+def _affected(bone_set: Sequence[int], classes: list[dict[int, int]]) -> list[int]:
     """The bones whose turn moves a triangle weighted to ``bone_set`` non-rigidly: those whose
-    turn puts the set's bones in different classes (left at rest, turned, carried by the
-    topmost bone below the turned one that does not inherit rotation)."""
+    turn puts the set's bones in different classes (left at rest, turned, carried by the topmost
+    bone below the turned one that does not inherit rotation)."""
     candidates: set[int] = set()
     for s in bone_set:
-        candidates.update(paths[s])
-    out = set()
-    for b in candidates:
-        classes = set()
-        for s in bone_set:
-            path = paths[s]
-            if b not in path:
-                classes.add(-2)  # at rest
-                continue
-            below = path[path.index(b) + 1:]
-            classes.add(next((k for k in below if not inherits[k]), -1))  # -1: turned with b
-            if len(classes) > 1:
-                break
-        if len(classes) > 1:
-            out.add(b)
-    return out
+        candidates.update(classes[s])
+    return [b for b in candidates if len({classes[s].get(b, -2) for s in bone_set}) > 1]
 
 
-def _bones_to_triangles(mesh: SkinnedMesh, triangles: Ints, measured: Ints) -> dict[int, Ints]:
+def _bones_to_triangles(mesh: SkinnedMesh, triangles: Ints, measured: Ints,
+                        classes: list[dict[int, int]]) -> dict[int, Ints]:
     """Per swept bone, the ``measured`` triangles its turn deforms non-rigidly.
 
     Triangles are grouped by their corners' bone sets: each vertex's set gets a number (few
@@ -251,17 +258,17 @@ def _bones_to_triangles(mesh: SkinnedMesh, triangles: Ints, measured: Ints) -> d
     base = np.int64(len(vertex_sets))
     keys, inverse = np.unique((corners[:, 0] * base + corners[:, 1]) * base + corners[:, 2], return_inverse=True)
     inverse = inverse.reshape(-1)
-    paths = _paths(mesh)
-    inherits = mesh.bones.inherit_rotation if len(mesh.bones.inherit_rotation) else \
-        np.ones(len(mesh.bones.names), dtype=bool)
     sets = [frozenset(int(b) for b in row if b >= 0) for row in vertex_sets.tolist()]
     per_key: dict[int, list[int]] = {}
+    seen: dict[frozenset[int], list[int]] = {}  # many corner triples share one bone set
     for u, key in enumerate(keys.tolist()):
         c2, rest_ = key % int(base), key // int(base)
-        bone_set = sorted(sets[c2] | sets[rest_ % int(base)] | sets[rest_ // int(base)])
+        bone_set = sets[c2] | sets[rest_ % int(base)] | sets[rest_ // int(base)]
         if len(bone_set) < 2:
             continue
-        for b in _affected(bone_set, paths, inherits):
+        if bone_set not in seen:
+            seen[bone_set] = _affected(sorted(bone_set), classes)
+        for b in seen[bone_set]:
             per_key.setdefault(b, []).append(u)
     order = np.argsort(inverse, kind="stable")
     starts = np.searchsorted(inverse[order], np.arange(len(keys) + 1))
@@ -394,21 +401,26 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
     by_bone: dict[int, list[int]] = {}
     for k, p in enumerate(poses):
         by_bone.setdefault(p.bone, []).append(k)
-    tris_of = _bones_to_triangles(mesh, stri, np.arange(len(stri)))
+    classes = _turn_classes(mesh)
+    tris_of = _bones_to_triangles(mesh, stri, np.arange(len(stri)), classes)
+    rest, rest_inverse = mesh.bones.rest, mesh.bones.rest_inverse
     for bone, pose_ids in by_bone.items():
         tris = tris_of.get(bone)
         if tris is None or not tris.size:
             continue
         rotations = np.array([rotation(poses[k].axis, np.radians(poses[k].degrees)) for k in pose_ids])
-        channels = turned_channels(mesh.bones, bone, rotations)  # (P, J, 4, 4)
         moderate = [surface_poses[k].moderate for k in pose_ids]
-        turned = np.all(channels == channels[:, bone:bone + 1], axis=(0, 2, 3))
-        still = np.all(channels == np.eye(4), axis=(0, 2, 3))
-        two_classes = bool((turned | still).all())
+        # Under this turn a bone is turned (-1), at rest (absent) or carried by a bone that does
+        # not inherit rotation (that bone's number): two classes unless some bone is carried.
+        under = [c.get(bone, -2) for c in classes]
+        turned = np.array([u == -1 for u in under], dtype=bool)
+        two_classes = all(u < 0 for u in under)
+        turn = rest[bone] @ rotations @ rest_inverse[bone]  # (P, 4, 4), turned_channels' own
+        channels = None if two_classes else turned_channels(mesh.bones, bone, rotations)  # (P, J, 4, 4)
         for first in range(0, len(tris), _BLOCK):
             block = tris[first:first + _BLOCK]
-            if two_classes:
-                measures = _two_class_block(data, block, channels[:, bone], turned)
+            if channels is None:
+                measures = _two_class_block(data, block, turn, turned)
             else:
                 measures = _general_block(mesh, data, block, channels)
             worst.update(sample[block], measures, pose_ids, moderate)
@@ -456,7 +468,7 @@ def _two_class_block(data: _Mesh, block: Ints, turn: F64, turned: NDArray[np.boo
     f2 = e2 + (u2 @ dcat).reshape(len(block), -1, 3)
     plane = _subplane(data.plane, block)
     normal = plane.normal[:, None, :]
-    rotated = np.einsum("pij,nj->npi", turn[:, :3, :3], plane.normal)  # the normal carried by the turn
+    rotated = (plane.normal[None] @ turn[:, :3, :3].transpose(0, 2, 1)).transpose(1, 0, 2)  # carried by the turn
     dominant = data.dominant[block]
     expected = np.where(turned[np.maximum(dominant, 0)][:, None, None], rotated, normal)
     area, stretch, fold = _edge_measures(plane, f1, f2, expected)
