@@ -57,6 +57,7 @@ class SurfaceResult:
     pose_of: dict[str, Ints] = field(default_factory=dict)
     skipped_bbone: int = 0
     sampled: bool = False  # beyond SURFACE_TRIANGLES: an even stride and the caller's triangles
+    deformable: int = 0  # triangles some turn can deform (B-Bone ones included)
 
 
 # (name, lower is worse, threshold)
@@ -374,6 +375,7 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
         return result
     deformable, bent = _deformable(mesh, tri)
     result.skipped_bbone = int(bent.sum())
+    result.deformable = int(deformable.sum())
     sample = np.flatnonzero(deformable & ~bent)
     if len(sample) > tolerances.SURFACE_TRIANGLES:
         stride = -(-len(sample) // tolerances.SURFACE_TRIANGLES)
@@ -547,7 +549,7 @@ def surface_findings(mesh: SkinnedMesh, surface: SurfaceResult, test_pose_degree
     metrics: dict[str, Any] = {
         "surface_triangles_measured": int(surface.measured.sum()),
         "surface_triangles_bbone_skipped": surface.skipped_bbone,
-        "surface_triangles_sampled": surface.sampled,
+        "surface_triangles_deformable": surface.deformable,
         "min_area_ratio": float(surface.values["area"].min(initial=1.0)),
         "max_stretch": float(surface.values["stretch"].max(initial=1.0)),
         "min_fold_cosine": float(surface.values["fold"].min(initial=1.0)),
