@@ -42,7 +42,9 @@ times, median of ``--repeat`` runs with ``time.perf_counter``:
    runs), which is the audit's cost without the sweep on its longest path.  The sweep's
    thread runs beside the mesh's other checks; where both hold the GIL for most of their
    time (many small arrays, as on the character) little of it overlaps.  The findings of
-   both audits must agree.
+   both audits must agree;
+8. the surface measures and weight smoothness alone (``shape_checks._surface``), the full audit
+   without them and again with them, and the ratio of the two audits (target 2x).
 
 Prints the machine, a table of seconds and ratios to (1) with the
 targets (2 / 10 / 30) and PASS or MISS, the accuracy of the
@@ -605,6 +607,28 @@ def sweep_share(obj: bpy.types.Object, repeat: int) -> tuple[float, float, tuple
     return t_sweep, t_given, audits
 
 
+def surface_share(obj: bpy.types.Object, repeat: int) -> tuple[float, float, float]:
+    """Step 8: median seconds of the surface measures and weight smoothness alone (on the extracted
+    mesh, its weight tables built), of the full audit without them (``shape_checks._surface``
+    patched out), and of the full audit again with them (timed beside it, the machine's drift
+    cancelling); the issue's bar is the last over the second <= 2."""
+    from skin_audit.core.audit import shape_checks
+
+    modifier = next(m for m in obj.modifiers if m.type == "ARMATURE")
+    skinned = extract(obj, modifier, bpy.context.evaluated_depsgraph_get())
+    _ = skinned.influence_table, skinned.flat_columns, skinned.rest_armature
+    t_alone, _ = _median_time(lambda: shape_checks._surface(skinned, AuditOptions(), shape_checks.ShapeResult()),
+                              repeat)
+    surface = shape_checks._surface
+    shape_checks._surface = lambda *args: None
+    try:
+        t_without, _, _, _, _, _, _ = full_audit(obj, repeat)
+    finally:
+        shape_checks._surface = surface
+    t_with, _, _, _, _, _, _ = full_audit(obj, repeat)
+    return t_alone, t_without, t_with
+
+
 def profile_audit(obj: bpy.types.Object, top: int) -> str:
     """cProfile of one full audit: skin_audit functions by cumulative time, then everything by own time."""
     profiler = cProfile.Profile()
@@ -744,6 +768,7 @@ def main(argv: list[str] | None = None) -> int:
     # 7. The pose sweep alone, and the full audit given its result: the audit's cost without the
     #    sweep on its longest path (the sweep's thread shares the GIL with the checks beside it).
     t_sweep, t_given, given = sweep_share(obj, args.repeat)
+    t_surface, t_without_surface, t_with_surface = surface_share(obj, args.repeat)
     t_mesh_only = mesh_evaluation(obj, args.repeat)
     base = t_blender
     print(f"{'step':<52} {'seconds':>9} {'/ Blender':>10}   target  result")
@@ -761,6 +786,11 @@ def main(argv: list[str] | None = None) -> int:
     print(_row("6 audit, shape_checks=False", t_core, base, targets["audit"]))
     print(_row("7 pose sweep alone (run_sweep, tables built)", t_sweep, base))
     print(_row("  full audit given the sweep's result", t_given, base))
+    print(_row("8 surface measures and weight smoothness alone", t_surface, base))
+    print(_row("  full audit without them", t_without_surface, base))
+    print(_row("  full audit with them (timed beside it)", t_with_surface, base))
+    print(f"  with them over without them: {t_with_surface / t_without_surface:.2f}x (target <= 2x: "
+          f"{'PASS' if t_with_surface <= 2.0 * t_without_surface else 'MISS'})")
     if [f.code for f in given[0].findings] != [f.code for f in audits[0].findings]:
         raise RuntimeError("the audit given the sweep's result reports other findings than the full audit")
     after = (f"{t_after:.4f} s ({t_after / base:.1f}x)" if not math.isnan(t_after)

@@ -347,6 +347,31 @@ _ENTRIES = (
        "against it.",
        "Nothing to fix; noted so the mirror checks can be read.",
        short='mirror axis'),
+    _c("surface-area-collapse", "WARNING / INFO", "shape", "Triangles collapse at a test pose",
+       "A triangle keeps less than 0.25 of its rest area at a sweep or stress pose; WARNING where a pose within "
+       "90 degrees or at the rig's limits does it across a weight-step seam, INFO otherwise.",
+       "Smooth the weights across the joint; where Preserve Volume keeps it, add helper bones or correctives.",
+       short="area collapse", measure="surface_area_loss",
+       legend="area lost: 1 - area ratio of the worst triangle at the vertex"),
+    _c("surface-stretch", "WARNING / INFO", "shape", "Triangles stretch at a test pose",
+       "A triangle's largest singular value (rest plane to posed) exceeds 2 at a sweep or stress pose; same "
+       "severities.",
+       "Smooth the weights across the joint (the weight-step fix), or spread the bend over more edges.",
+       short="stretch", measure="surface_stretch", legend="stretch - 1 of the worst triangle at the vertex"),
+    _c("surface-fold", "WARNING / INFO", "shape", "Faces fold inward at a test pose",
+       "A face turns more than 90 degrees from where the bone carrying it turns its rest normal; same severities.",
+       "Smooth the weights across the joint, or add a helper bone on the inside of the bend.",
+       short="fold"),
+    _c("weight-step", "WARNING / INFO", "shape", "Weight steps across an edge",
+       "A bone's weight drops by 0.5 or more across an edge shorter than half the limb's thickness, to a bone it "
+       "joins; WARNING for a seam of hard steps (0.9 or more along 8 edges or more), INFO below.",
+       "Smooth the weights of the region (Fix: Smooth Vertex Weights over the finding's vertices).",
+       fix="smooth the unlocked deform weights of the finding's vertices and one ring of edges around them, as "
+           "Smooth Vertex Weights does, then normalise those vertices"),
+    _c("twist-region-crowded", "WARNING / INFO", "shape", "Too many bones share a twist region",
+       "Vertices blend more than 3 bones of one chain with at least 0.1 each; WARNING from 8 vertices on.",
+       "Keep two or three bones per vertex along a twist; let twist bones take it in steps.",
+       short="candy wrapper"),
     _c("weight-asymmetry", "WARNING / INFO", "shape", "Weights are not symmetric",
        "A vertex's weights differ from its mirror vertex's mirrored-group weights by more than 0.05: WARNING "
        "from a difference of 0.1 (a tenth of the bend), INFO below.",

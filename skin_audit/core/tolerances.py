@@ -205,3 +205,49 @@ A_POSE_DEGREES = 15.0
 #: of the skeleton's size and its roll (the local X axis about the bone) within this angle.
 SKELETON_MOVED_RELATIVE = 1e-3
 SKELETON_ROLL_DEGREES = 1.0
+
+# ------------------------------------------------------------ surface measures and weight smoothness
+
+#: surface-stretch: a triangle's largest singular value (its longest direction's stretch from the
+#: rest triangle's plane to the posed one) above this.  A smooth blend as long as the limb is wide
+#: stretches the outer side of a 90-degree bend by 1.41 (closed form, docs/report-format.md); a
+#: hard step stretches the triangles across it by the bend's arc over one edge: far beyond 2.
+SURFACE_STRETCH = 2.0
+#: surface-area-collapse: a triangle keeping less than this fraction of its rest area.  The inner
+#: side of a 90-degree bend blended over twice the limb's radius keeps 0.35 (closed form); a
+#: quarter is a pinch a rigger sees.
+SURFACE_AREA_COLLAPSE = 0.25
+#: surface-fold: a face whose posed normal is turned further than 90 degrees from its rest normal
+#: carried by the bone holding most of its weight (cosine below this) faces inward: a dent.
+SURFACE_FOLD_COSINE = 0.0
+#: A rest triangle with an area below this fraction of the mesh's median triangle area is not
+#: measured (its ratios are rounding).
+SURFACE_MIN_AREA_RELATIVE = 1e-6
+#: Deformable triangles the surface measures evaluate at every test pose at most; beyond, an even
+#: stride of them plus every triangle across a weight-step seam (what a WARNING can come from).
+#: A million-vertex mesh measured whole cost twenty times its audit.
+SURFACE_TRIANGLES = 50_000
+#: weight-step: a bone's weight changes by at least this across one mesh edge inside a blend
+#: region (where the bone's weight is neither 0 nor 1 nearby): the edge creases rigidly when the
+#: joint bends.  A half step is already a crease; painted blends change by a few hundredths.
+WEIGHT_STEP = 0.5
+#: ... and the edge is shorter than this fraction of the limb's thickness there (the distance from
+#: the edge to the nearer of the two bones): the mesh had room to blend over several edges.  A
+#: low-poly joint one edge wide (an edge as long as the limb is thick) blends as smoothly as it can.
+WEIGHT_STEP_EDGE_RADIUS = 0.5
+#: A WARNING for a seam: steps of at least WEIGHT_STEP_HARD between one pair of bones along at
+#: least WEIGHT_STEP_SEAM_EDGES edges (a limb's loop switching bone at once: the hard 0 -> 1 step
+#: at a wrist).  A few stepped edges, or softer steps, are INFO: on real rigs they sit where parts
+#: meet (eyes on a face, a clavicle's corner) and were not seen to crease.
+WEIGHT_STEP_HARD = 0.9
+WEIGHT_STEP_SEAM_EDGES = 8
+#: twist-region-crowded: a vertex blending more than this many bones that sit along one chain
+#: (each the parent of the next) with at least TWIST_CROWD_WEIGHT each: the twist is spread over
+#: so many bones that each ring turns differently (candy wrapper).
+TWIST_CROWD_BONES = 3
+TWIST_CROWD_WEIGHT = 0.1
+#: ... counting the chain's bones that point within this many degrees of its deepest one: bones
+#: sharing one twist axis (a shoulder, where the spine meets the arm at a right angle, is no twist).
+TWIST_CROWD_ANGLE = 30.0
+#: ... a WARNING from this many vertices on (a ring of a limb); fewer, where several joints meet, INFO.
+TWIST_CROWD_VERTICES = 8

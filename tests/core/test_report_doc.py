@@ -12,6 +12,8 @@ from skin_audit.core.audit.finite import NON_FINITE_RESULT
 from skin_audit.core.audit.mesh_audit import RULE_CODES
 from skin_audit.core.audit.report import REPORT_VERSION
 from skin_audit.core.audit.shape_checks import SHAPE_CODES
+from skin_audit.core.audit.surface import SURFACE_CODES
+from skin_audit.core.audit.weight_smoothness import SMOOTHNESS_CODES
 from skin_audit.core.codes import CODES, FIXABLE, codes_of
 from skin_audit.core.engines import babylon
 from skin_audit.core.engines.gltf_audit import GLTF_CODES
@@ -39,6 +41,7 @@ def test_the_rule_modules_list_their_family_of_the_codes_table():
     assert set(ANIMATION_DATA_CODES) == codes_of("animation-data")
     assert set(babylon.FINDING_CODES) == codes_of("babylon")
     assert NON_FINITE_RESULT in codes_of("mesh")
+    assert SURFACE_CODES | SMOOTHNESS_CODES <= codes_of("shape")
     assert RULE_CODES | SHAPE_CODES | GLTF_CODES == set(CODES)
     assert not RULE_CODES & SHAPE_CODES and not (RULE_CODES | SHAPE_CODES) & GLTF_CODES
 

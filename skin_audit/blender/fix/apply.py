@@ -36,7 +36,7 @@ FIXABLE = CODES_FIXABLE
 
 
 #: Codes only the shape checks find: a fix of one turns them on for its audits.
-SHAPE_CHECK_CODES = frozenset({"stray-weights", "weight-asymmetry"})
+SHAPE_CHECK_CODES = frozenset({"stray-weights", "weight-asymmetry", "weight-step"})
 
 #: Bones within this fraction of the mesh size of the nearest one are equally near (a joint).
 TIE_RELATIVE = 1e-5
@@ -182,6 +182,8 @@ def _weight_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, setti
         fix = wfix.normalize(before, deform, locked, vertices=finding.vertices)
     elif code == "unweighted-vertices":
         fix = wfix.transfer_from_neighbours(before, deform, locked, _edges(obj.data), finding.vertices)
+    elif code == "weight-step":
+        fix = wfix.smooth_region(before, deform, locked, _edges(obj.data), finding.vertices)
     elif settings.stray_action == "below":
         fix = wfix.remove_below(before, deform, locked, settings.threshold)
     elif settings.stray_action == "islands":

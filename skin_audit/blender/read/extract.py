@@ -17,7 +17,7 @@ import numpy as np
 from ...core.audit.skinned_mesh import ArmatureModifierSettings, Bones, SkinnedMesh
 from ...core.maths.affine import affine_inverse
 from ..sandbox import Sandbox, sandbox
-from .arrays import bone_hierarchy, flags, matrices, matrix, mesh_positions, pose_matrices
+from .arrays import bone_hierarchy, flags, matrices, matrix, mesh_positions, mesh_triangles, pose_matrices
 from .bbones import read_bbones
 from .rig_links import bone_links
 from .sanity import require_auditable
@@ -392,6 +392,7 @@ def extract(
         modifier=_settings(mod),
         blender=blender_out,
         edges=mesh_edges(obj.data),
+        triangles=mesh_triangles(obj.data),
         modelled=base,
         blender_at_rest=found.at_rest,
         cleared_channel=found.cleared,

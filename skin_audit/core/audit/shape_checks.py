@@ -24,6 +24,8 @@ from .armature_modifier import recompute_blender_many
 from .options import AuditOptions
 from .pose_sweep import SweepPose, SweepResult, pose_channel, run_sweep
 from .skinned_mesh import Bones, SkinnedMesh
+from .surface import crossing, measure_surface, surface_findings
+from .weight_smoothness import seam_edges, smoothness_findings
 
 F64 = NDArray[np.float64]
 
@@ -232,6 +234,23 @@ def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, ch
         out.metrics["sweep_spot_check_vertices"] = int(keep.sum())
 
 
+def _surface(mesh: SkinnedMesh, options: AuditOptions, out: ShapeResult) -> None:
+    """The surface measures at the test poses (surface.py) and the weight smoothness rules."""
+    seams = seam_edges(mesh)
+    out.findings += smoothness_findings(mesh, seams)
+    if not len(mesh.triangles):
+        return
+    idx, _, _, seam = seams  # the surface's WARNINGs are those across a seam
+    steps = np.asarray(mesh.edges, dtype=np.intp).reshape(-1, 2)[idx[seam]]
+    across = crossing(mesh.triangles, steps, mesh.vertex_count)
+    surface = measure_surface(mesh, options.sweep_degrees, options.test_pose_degrees, across)
+    findings, metrics, measures = surface_findings(mesh, surface, options.test_pose_degrees, options.sweep_degrees,
+                                                   across)
+    out.findings += findings
+    out.metrics.update(metrics)
+    out.measures.update(measures)
+
+
 def spot_check_sample(vertex_count: int, include: Sequence[int]) -> SpotSample | None:
     """The vertices spot checks compare, or None for all of them: every vertex up to
     ``SPOT_CHECK_VERTICES``, beyond it an even stride over the mesh and the ``include`` vertices."""
@@ -252,6 +271,7 @@ def shape_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
     out = ShapeResult()
     sweep = run_sweep(mesh, options.sweep_degrees) if sweep is None else sweep
     _sweep_findings(mesh, sweep, options, out)
+    _surface(mesh, options, out)
     if spot_checker is not None:
         keep = np.ones(mesh.vertex_count, dtype=bool) if skip is None else ~skip
         _spot_check(mesh, sweep, options, spot_checker, keep, out)

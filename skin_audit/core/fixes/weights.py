@@ -337,3 +337,59 @@ def mirror_side(weights: ArrayLike, deform_rows: ArrayLike, locked_rows: ArrayLi
     if skipped.size:
         message += f"; {skipped.size} vertices have no mirror vertex and keep their weights"
     return WeightFix(fix.weights, fix.changed, message, skipped)
+
+
+def smooth_region(weights: ArrayLike, deform_rows: ArrayLike, locked_rows: ArrayLike, edges: ArrayLike,
+                  vertices: ArrayLike, factor: float = 0.5, repeat: int = 20, expand: int = 1) -> WeightFix:
+    """The unlocked deform weights of ``vertices`` (and ``expand`` rings of edges around them)
+    smoothed as Blender's Smooth Vertex Weights does, then normalised; nothing else changes.
+
+    Each of ``repeat`` passes gives every vertex of the region ``(1 - factor) w + factor x`` the
+    mean of its edge neighbours' weights (neighbours outside the region are read, never
+    written), in every unlocked deform group at once.  The region's vertices are then scaled to
+    sum to 1 over the unlocked deform groups beside the locked ones (``normalize``).
+
+    Parameters
+    ----------
+    weights : (G, V) float32
+    deform_rows, locked_rows : (G,) bool
+    edges : (E, 2) int mesh edges
+    vertices : (K,) int, the finding's vertices
+    """
+    w, deform, locked = _check(weights, deform_rows, locked_rows)
+    if not 0.0 < factor <= 1.0 or repeat < 1 or expand < 0:
+        raise InputError(f"smoothing needs 0 < factor <= 1, repeat >= 1 and expand >= 0; got {factor}, "
+                         f"{repeat}, {expand}")
+    e = np.asarray(edges, dtype=np.intp).reshape(-1, 2)
+    v = w.shape[1]
+    region = np.zeros(v, dtype=bool)
+    region[np.asarray(vertices, dtype=np.intp)] = True
+    for _ in range(expand):
+        grown = region.copy()
+        grown[e[region[e[:, 0]], 1]] = True
+        grown[e[region[e[:, 1]], 0]] = True
+        region = grown
+    free_rows = np.flatnonzero(deform & ~locked)
+    ends = np.concatenate([e, e[:, ::-1]])
+    ends = ends[region[ends[:, 0]] & (ends[:, 0] != ends[:, 1])]  # edges into the region, both ways
+    out = w.astype(np.float64)
+    idx = np.flatnonzero(region)
+    if ends.size and free_rows.size:
+        degree = np.bincount(ends[:, 0], minlength=v).astype(np.float64)
+        has = degree[idx] > 0
+        idx_n = idx[has]
+        rows = out[free_rows]  # (F, V) the smoothed groups
+        for _ in range(repeat):
+            sums = np.zeros((free_rows.size, v))
+            np.add.at(sums.T, ends[:, 0], rows[:, ends[:, 1]].T)
+            mean = sums[:, idx_n] / degree[idx_n]
+            rows[:, idx_n] = (1.0 - factor) * rows[:, idx_n] + factor * mean
+        out[free_rows] = rows
+    out, skipped = _normalized_columns(out, deform & ~locked, deform & locked, idx)
+    fix = _result(w, out, "", skipped)
+    moved = np.unique(fix.changed[:, 1]).size
+    message = (f"smoothed the unlocked deform weights of {moved} vertices ({idx.size} in the region: the "
+               f"finding's vertices and {expand} rings around them; {repeat} passes at factor {factor:g})")
+    if skipped.size:
+        message += f"; {skipped.size} vertices have no unlocked deform weight (paint them)"
+    return WeightFix(fix.weights, fix.changed, message, skipped)

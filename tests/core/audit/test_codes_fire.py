@@ -25,6 +25,7 @@ from skin_audit.core.audit.options import AuditOptions
 from skin_audit.core.audit.rig_audit import MissingModifier, RigidPart, audit_rig
 from skin_audit.core.audit.shape_checks import SHAPE_CODES
 from skin_audit.core.audit.skinned_mesh import ArmatureModifierSettings
+from skin_audit.core.audit.surface import measure_surface, surface_findings
 from skin_audit.core.codes import CODES
 from skin_audit.core.engines import babylon
 from skin_audit.core.engines.gltf_audit import GLTF_CODES, importer_changes, match_node, unmatched_finding
@@ -36,6 +37,7 @@ from skin_audit.core.skeleton import cross_file_findings
 from tests.core.audit import test_animation_core as anim
 from tests.core.audit import test_rig_verdicts as verdicts
 from tests.core.audit import test_rules_shape as shapes
+from tests.core.audit import test_surface as surf
 from tests.core.audit.rule_helpers import audit
 from tests.core.audit.test_rules_deformation import _three_bone_rig
 from tests.core.skeleton import test_skeleton as skel
@@ -328,7 +330,33 @@ def babylon_codes() -> Codes:
 
 
 #: code -> the run that must return it.
+def stepped_tube() -> Codes:
+    """A bent tube with a hard 0 -> 1 step at its joint: a seam the bend stretches and folds."""
+    rings, seg = 41, 32
+    return _codes(audit(surf.mesh_of(surf.bent_tube(rings, seg, step=True), rings, seg), shape_checks=True).findings)
+
+
+def twisted_cap() -> Codes:
+    """The twisted cylinder with its mid ring capped: the cap's triangles collapse at 180 degrees."""
+    mesh, _, _ = surf.capped_twist_cylinder()
+    found, _, _ = surface_findings(mesh, measure_surface(mesh, (90.0, 180.0), 90.0), 90.0, (90.0, 180.0))
+    return _codes(found)
+
+
+def crowded_twist() -> Codes:
+    """Five bones of one chain at 0.2 each on every vertex: a candy wrapper."""
+    names = ("A", "B", "C", "D", "E")
+    rest, edges = nr.tube(9, 8, 0.3, 2.0)
+    rig = nr.Rig(tuple(nr.chain(names, 2.0)), rest, {n: np.full(len(rest), 0.2) for n in names}, edges)
+    return _codes(audit(nr.skinned_mesh(rig, blender=None), shape_checks=True).findings)
+
+
 FIRES: dict[str, Callable[[], Codes]] = {
+    "weight-step": stepped_tube,
+    "surface-stretch": stepped_tube,
+    "surface-fold": stepped_tube,
+    "surface-area-collapse": twisted_cap,
+    "twist-region-crowded": crowded_twist,
     "unweighted-vertices": unweighted,
     "weights-not-normalized": unnormalised,
     "engine-divergence": unnormalised,
