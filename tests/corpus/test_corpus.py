@@ -41,6 +41,9 @@ KNOWN_NOISE = {
         "wings rolled 177.9 deg against their mirror; the check finds the mirrored poses within 0.5% of the size",
     ("tests/corpus/Quaternius_Cat/Cat.fbx", "Cat", "engine-divergence"):
         "one vertex with 6 influences: 0.0016 of the size at the audit's stress poses, 9.2e-4 at the check's pose",
+    ("tests/assets/Fox/glTF-Binary/Fox.glb", "fox", "surface-fold"):
+        "the spine seam's faces fold at the 90-deg test twist, which the rule judges; in the fox's own actions "
+        "they turn at most 72 deg (the check plays them)",
     ("tests/corpus/Quaternius_Cat/Cat.fbx", "Cat", "too-many-influences"):
         "the same vertex: the exporter's 4 kept weights move it 9.2e-4 of the size at the check's pose",
 }
