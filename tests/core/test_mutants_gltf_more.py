@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""glTF maths and reads by hand: a quarter turn about x, a squash with three distinct singular
+values, a STEP sampler read from a file, an absolute uri."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from skin_audit.core.gltf.animation import read_sampler
+from skin_audit.core.gltf.document import _uri_leaves_folder, load_gltf
+from skin_audit.core.gltf.scene import quaternion_matrices
+from skin_audit.core.maths.collapse import squash_measures
+from tests.core.test_gltf_reader import Tiny
+
+
+def test_a_quarter_turn_about_x():
+    s = math.sin(math.pi / 4)
+    (m,) = quaternion_matrices(np.array([[s, 0.0, 0.0, s]]), "normalise")
+    # y -> z, z -> -y (right-handed, column vectors).
+    np.testing.assert_allclose(m, [[1, 0, 0], [0, 0, -1], [0, 1, 0]], atol=1e-15)
+
+
+def test_the_smallest_of_three_distinct_singular_values():
+    linear = np.array([np.diag([3.0, 2.0, 0.5]) * 2.0])  # contribution 2: the blend divides by it
+    smallest, det = squash_measures(linear, np.array([2.0]))
+    np.testing.assert_allclose(smallest, [0.5])
+    np.testing.assert_allclose(det, [3.0])
+
+
+def test_a_step_sampler_keeps_its_interpolation(tmp_path):
+    t = Tiny()
+    times = t.accessor([0.0, 1.0], "<f4", 5126, "SCALAR", min=[0.0], max=[1.0])
+    values = t.accessor([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], "<f4", 5126, "VEC3")
+    t.json["nodes"] = [{}]
+    t.json["animations"] = [{"samplers": [{"input": times, "output": values, "interpolation": "STEP"}],
+                             "channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}]}]
+    assert read_sampler(load_gltf(t.gltf(tmp_path)), 0, 0).interpolation == "STEP"
+
+
+def test_an_absolute_uri_leaves_the_folder():
+    assert _uri_leaves_folder("textures/a.png") is False
+    assert _uri_leaves_folder("/etc/passwd") == "NON_RELATIVE_URI"  # the glTF validator's code
