@@ -4,12 +4,13 @@ values, a STEP sampler read from a file, an absolute uri."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 
 from skin_audit.core.gltf.animation import read_sampler
-from skin_audit.core.gltf.document import _uri_leaves_folder, load_gltf
+from skin_audit.core.gltf.document import _uri_leaves_folder, load_gltf, read_accessor, uri_problems
 from skin_audit.core.gltf.scene import quaternion_matrices
 from skin_audit.core.maths.collapse import squash_measures
 from tests.core.test_gltf_reader import Tiny
@@ -42,3 +43,19 @@ def test_a_step_sampler_keeps_its_interpolation(tmp_path):
 def test_an_absolute_uri_leaves_the_folder():
     assert _uri_leaves_folder("textures/a.png") is False
     assert _uri_leaves_folder("/etc/passwd") == "NON_RELATIVE_URI"  # the glTF validator's code
+
+
+def test_a_buffer_beside_the_gltf_is_read(tmp_path):
+    t = Tiny()
+    t.accessor([1.5, -2.0, 4.0], "<f4", 5126, "SCALAR")
+    path = t.gltf(tmp_path)
+    (tmp_path / "tiny.bin").write_bytes(bytes(t.data))
+    t.json["buffers"] = [{"byteLength": len(t.data), "uri": "tiny.bin"}]
+    path.write_text(json.dumps(t.json))
+    np.testing.assert_array_equal(read_accessor(load_gltf(path), 0)[:, 0], [1.5, -2.0, 4.0])
+
+
+def test_uri_problems_name_the_validator_code():
+    found = uri_problems({"buffers": [{"uri": "a.bin"}], "images": [{"uri": "/tmp/x.png"}]})
+    assert [(p.kind, p.index, p.uri, p.validator_code) for p in found] == [
+        ("images", 0, "/tmp/x.png", "NON_RELATIVE_URI")]
