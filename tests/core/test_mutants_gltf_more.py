@@ -59,3 +59,11 @@ def test_uri_problems_name_the_validator_code():
     found = uri_problems({"buffers": [{"uri": "a.bin"}], "images": [{"uri": "/tmp/x.png"}]})
     assert [(p.kind, p.index, p.uri, p.validator_code) for p in found] == [
         ("images", 0, "/tmp/x.png", "NON_RELATIVE_URI")]
+
+
+def test_a_buffer_view_without_byte_offset_starts_at_zero(tmp_path):
+    # byteOffset is optional (glTF 2.0 3.6.1.1, default 0): a file that leaves it out is valid.
+    t = Tiny()
+    t.accessor([7.0, 8.0], "<f4", 5126, "SCALAR")
+    del t.json["bufferViews"][0]["byteOffset"]
+    np.testing.assert_array_equal(read_accessor(load_gltf(t.gltf(tmp_path)), 0)[:, 0], [7.0, 8.0])
