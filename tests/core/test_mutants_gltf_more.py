@@ -67,3 +67,20 @@ def test_a_buffer_view_without_byte_offset_starts_at_zero(tmp_path):
     t.accessor([7.0, 8.0], "<f4", 5126, "SCALAR")
     del t.json["bufferViews"][0]["byteOffset"]
     np.testing.assert_array_equal(read_accessor(load_gltf(t.gltf(tmp_path)), 0)[:, 0], [7.0, 8.0])
+
+
+def test_two_influence_sets_sit_side_by_side(tmp_path):
+    from skin_audit.core.engines.gltf_path import stacked_influences
+    from skin_audit.core.gltf.skin import skinned_primitives
+    from tests.core.test_gltf_reader import _skinned
+
+    t = Tiny()
+    _skinned(t, weights=[[0.5, 0.25, 0, 0], [1, 0, 0, 0]])
+    attributes = t.json["meshes"][0]["primitives"][0]["attributes"]
+    attributes["JOINTS_1"] = t.accessor([[1, 0, 0, 0], [0, 0, 0, 0]], "<u1", 5121, "VEC4")
+    attributes["WEIGHTS_1"] = t.accessor([[0.25, 0, 0, 0], [0, 0, 0, 0]], "<f4", 5126, "VEC4")
+    (prim,) = skinned_primitives(load_gltf(t.gltf(tmp_path)))
+    joints, weights, ctype = stacked_influences(prim)
+    assert joints.tolist() == [[0, 1, 0, 0, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0]]
+    np.testing.assert_array_equal(weights, [[0.5, 0.25, 0, 0, 0.25, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0]])
+    assert ctype == 5126
