@@ -6,6 +6,8 @@
 #   bash scripts/mutation.sh                      # core/maths and the Armature-modifier model
 #   bash scripts/mutation.sh "skin_audit.core.*"  # the whole core (slow: hours on 2 cores)
 #   bash scripts/mutation.sh --results            # list the surviving mutants of the last run
+#   bash scripts/mutation.sh --sample 15 --seed 30  # a seeded sample of every core module
+#                                                 # (scripts/mutation_sample.py; docs/mutation.md)
 #
 # mutmut works in ./mutants (git-ignored) and remembers finished mutants between runs;
 # `.venv/bin/mutmut show NAME` prints a survivor's diff. Not part of CI.
@@ -14,6 +16,9 @@ cd "$(dirname "$0")/.."
 MUTMUT=.venv/bin/mutmut
 if [[ "${1:-}" == "--results" ]]; then
     exec "$MUTMUT" results
+fi
+if [[ "${1:-}" == "--sample" ]]; then
+    exec .venv/bin/python scripts/mutation_sample.py "$@"
 fi
 CHILDREN="${MUTATION_CHILDREN:-2}"
 if [[ $# -eq 0 ]]; then
