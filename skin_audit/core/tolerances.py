@@ -186,3 +186,26 @@ A_POSE_DEGREES = 15.0
 #: of the skeleton's size and its roll (the local X axis about the bone) within this angle.
 SKELETON_MOVED_RELATIVE = 1e-3
 SKELETON_ROLL_DEGREES = 1.0
+
+#: Interpenetration at a test pose is a WARNING when the new contact reaches this many times the
+#: limb's radius from the joint (interpenetration.py): a forearm into the upper arm, an arm through
+#: a sleeve that stays behind.  The inner folds of a bent joint's crease stay within about two.
+CONTACT_REACH_RADII = 3.0
+#: Two meshes through each other at a test pose are a WARNING when this fraction of the contact's
+#: triangle pairs are one the turn carries whole against one it does not move: a sleeve weighted
+#: to the upper arm alone while the forearm turns (1.0), not a sleeve weighted like the arm under
+#: it whose inner crease folds with the arm's (0.39 on the bent tube of tests/factories/planted_rigs).
+CONTACT_APART_SHARE = 0.75
+
+#: A joint's weight transition this many bone lengths from the joint (the length of the bone it
+#: lies in) is a WARNING (an elbow a third of the way down the forearm), from JOINT_OFF_INFO INFO.
+JOINT_OFF_WARNING = 0.25
+JOINT_OFF_INFO = 0.1
+#: A joint is outside its limb when the winding number of the skin its bones carry is below this
+#: there (about 1 inside, 0 outside) and the nearest vertex is this many bone lengths away.
+JOINT_INSIDE_WINDING = 0.3
+JOINT_OUTSIDE_LENGTHS = 0.1
+#: chain-roll-inconsistent from this roll between a bone and the bone it continues from (degrees);
+#: a joint bends (its bend axis is measured) when its bones meet at this angle or more.
+ROLL_INCONSISTENT_DEGREES = 45.0
+ROLL_BEND_DEGREES = 5.0

@@ -319,6 +319,14 @@ def mesh_edges(mesh: bpy.types.Mesh) -> np.ndarray:
     return edges.reshape(-1, 2).astype(np.intp)
 
 
+def mesh_triangles(mesh: bpy.types.Mesh) -> np.ndarray:
+    """(T, 3) vertex indices of every loop triangle (Blender's own triangulation of the faces)."""
+    tris = mesh.loop_triangles
+    out = np.empty(len(tris) * 3, dtype=np.int32)
+    tris.foreach_get("vertices", out)
+    return out.reshape(-1, 3).astype(np.intp)
+
+
 def extract(
     obj: bpy.types.Object, mod: bpy.types.ArmatureModifier, depsgraph: bpy.types.Depsgraph,
     measure_drift: bool = True, box: Sandbox | None = None,
@@ -363,6 +371,7 @@ def extract(
         modifier=_settings(mod),
         blender=blender_out,
         edges=mesh_edges(obj.data),
+        triangles=mesh_triangles(obj.data),
         modelled=base,
         blender_at_rest=found.at_rest,
         cleared_channel=found.cleared,

@@ -34,6 +34,8 @@ from ..findings import Finding, Severity
 from ..maths.affine import largest_side
 from ..skeleton import joint_budget_finding, judge_skeleton
 from .armature_modifier import to_armature
+from .interpenetration import interpenetration
+from .joints import chain_rolls, joint_placement
 from .options import AuditOptions
 from .skinned_mesh import Bones, SkinnedMesh
 from .stray_weights import find_stray_weights, stray_displacement
@@ -537,6 +539,16 @@ def _strays(meshes: Sequence[SkinnedMesh], char: _Character, options: AuditOptio
                 details={"worst_displacement": worst, "worst_displacement_relative": worst / char.size}))
 
 
+def _contacts(meshes: Sequence[SkinnedMesh], options: AuditOptions, findings: list[Finding],
+              metrics: dict[str, Any], parts: list[MeshPart]) -> None:
+    """Self- and mesh-intersections at the rig's limits and moderate bends (interpenetration.py)."""
+    found = interpenetration(meshes, options.test_pose_degrees)
+    findings += found.rig
+    metrics.update(found.metrics)
+    for k, more in found.per_mesh.items():
+        parts[k].findings.extend(more)
+
+
 def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions,
               missing: Sequence[MissingModifier] = (),
               rigid: Sequence[RigidPart] = ()) -> tuple[RigAudit, tuple[MeshPart, ...]]:
@@ -568,6 +580,11 @@ def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOption
             char = _character(meshes)
             _symmetry(armature, meshes, char, options, findings, metrics, list(parts))
             _strays(meshes, char, options, list(parts))
+            _contacts(meshes, options, findings, metrics, list(parts))
+            for judged in (joint_placement(meshes, deform_parents(bones.parents, deform)),
+                           chain_rolls(bones, deform_parents(bones.parents, deform))):
+                findings += judged.findings
+                metrics.update(judged.metrics)
     findings += rigid_part_findings(armature, rigid, meshes[0].bones if meshes else None, options.target)
     findings += missing_modifier_findings(armature, missing)
     return RigAudit(armature, tuple(m.object for m in meshes), metrics, tuple(findings), skeleton), parts

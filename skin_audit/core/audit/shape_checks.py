@@ -20,6 +20,8 @@ from .. import tolerances
 from ..findings import Finding, Severity
 from ..maths.affine import distances
 from .armature_modifier import recompute_blender_many
+from .interpenetration import INTERPENETRATION_CODES
+from .joints import JOINT_CODES
 from .options import AuditOptions
 from .pose_sweep import SweepPose, SweepResult, pose_channel, run_sweep
 from .skinned_mesh import Bones, SkinnedMesh
@@ -31,7 +33,7 @@ F64 = NDArray[np.float64]
 SHAPE_CODES = frozenset({
     "twist-collapse", "volume-loss", "sweep-mismatch", "unpaired-side-bone", "mirror-axis-mismatch",
     "mirror-axis-convention", "mesh-not-symmetric", "no-mirrored-bones", "weight-asymmetry", "stray-weights",
-})
+}) | INTERPENETRATION_CODES | JOINT_CODES
 #: Vertices a spot check compares at most.  A larger mesh is compared on an even stride over its
 #: vertices plus each checked pose's worst vertex: Blender evaluates those alone (a million-vertex
 #: mesh cost a whole evaluation per pose, and the numpy recomputation a third of the audit).

@@ -208,6 +208,8 @@ class SkinnedMesh:
     modifier: ArmatureModifierSettings
     blender: F64 | None = None  # (V, 3)
     edges: NDArray[np.intp] = field(default_factory=lambda: np.zeros((0, 2), dtype=np.intp))
+    #: (T, 3) vertex indices of the mesh's triangles (Blender's loop triangles); empty if not read.
+    triangles: NDArray[np.intp] = field(default_factory=lambda: np.zeros((0, 3), dtype=np.intp))
     #: The mesh as modelled (no shape keys, no modifiers), object space.
     modelled: F64 | None = None
     #: Positions Blender gives with the armature at its rest position (object space), if measured.
@@ -444,7 +446,8 @@ class SkinnedMesh:
         edges, the modelled mesh) are left out."""
         # (np.take along the vertex axis: half the time of fancy indexing on a (G, V) array)
         return replace(self, rest=self.rest[index], weights=np.take(self.weights, index, axis=1), blender=None,
-                       edges=np.zeros((0, 2), dtype=np.intp), modelled=None, blender_at_rest=None)
+                       edges=np.zeros((0, 2), dtype=np.intp), triangles=np.zeros((0, 3), dtype=np.intp),
+                       modelled=None, blender_at_rest=None)
 
     def deform_groups(self) -> NDArray[np.intp]:
         """(G,) bone index for groups naming a bone with Deform on, else -1 (Blender's pchan_from_defbase)."""

@@ -1,0 +1,245 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Joints where the rotation happens: each deform joint against the weights around it, inside the
+skin, and the roll of each chain's bones consistent along it.  numpy only.
+
+A joint here is a deform bone that continues from its deform parent's tail (its head within
+``JOINT_CONTINUES`` of the parent's length from it): an elbow, a knee, a spine or finger joint.
+
+- ``joint-off-transition``: the vertices weighted to both bones are projected on the two bones
+  (the nearer segment; arc length from the joint, negative on the parent); the weight transition
+  is the median of those positions weighted by ``s (1 - s)``, ``s`` the child's share of the
+  two weights (its peak is where the two bones weigh the same).  A transition far from the joint
+  bends the skin around the wrong point: an elbow placed mid-forearm bends the forearm.
+- ``joint-outside-mesh``: the generalised winding number (Jacobson et al. 2013) of the triangles
+  the two bones carry, at the joint: about 1 inside the limb, 0 outside.
+- ``chain-roll-inconsistent``: a child's X axis against its parent's carried over by the shortest
+  turn from the parent's Y (along the bone) to its own: the roll between them.  Blender bends a
+  limb about one local axis; a bone rolled against its neighbours bends its IK the other way, and
+  animation mirrored or retargeted by local rotations turns it inside out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import tolerances
+from ..findings import Finding
+from .skinned_mesh import Bones, SkinnedMesh
+
+F64 = NDArray[np.float64]
+IntP = NDArray[np.intp]
+
+JOINT_CODES = frozenset({"joint-off-transition", "joint-outside-mesh", "chain-roll-inconsistent"})
+#: A child continues from its parent when its head is within this fraction of the parent's length
+#: of the parent's tail.
+JOINT_CONTINUES = 0.05
+
+
+@dataclass(frozen=True)
+class Joint:
+    parent: int
+    child: int
+
+
+def joints(bones: Bones, deform_parent: IntP) -> list[Joint]:
+    """Every deform bone continuing from its deform parent's tail."""
+    out = []
+    for c in np.flatnonzero(bones.use_deform).tolist():
+        p = int(deform_parent[c])
+        if p < 0:
+            continue
+        length = float(np.linalg.norm(bones.tails[p] - bones.heads[p]))
+        if length > 0 and np.linalg.norm(bones.heads[c] - bones.tails[p]) <= JOINT_CONTINUES * length:
+            out.append(Joint(p, c))
+    return out
+
+
+def _weighted_median(values: F64, weights: F64) -> float:
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(cum, cum[-1] / 2.0)])
+
+
+def _along(points: F64, head: F64, tail: F64) -> tuple[F64, F64]:
+    """(t clamped to [0, 1], distance) of ``points`` on the segment head-tail."""
+    axis = tail - head
+    t = np.clip((points - head) @ axis / float(axis @ axis), 0.0, 1.0)
+    return t, np.linalg.norm(points - (head + t[:, None] * axis), axis=1)
+
+
+def winding_number(point: F64, corners: F64) -> float:
+    """Generalised winding number of the triangles ``corners`` (n, 3, 3) at ``point`` (3,):
+    the sum of their signed solid angles over 4 pi (Van Oosterom and Strackee's formula)."""
+    a, b, c = (corners[:, k] - point for k in range(3))
+    la, lb, lc = (np.linalg.norm(v, axis=1) for v in (a, b, c))
+    num = np.einsum("ij,ij->i", a, np.cross(b, c))
+    den = la * lb * lc + np.einsum("ij,ij->i", a, b) * lc + np.einsum("ij,ij->i", b, c) * la \
+        + np.einsum("ij,ij->i", c, a) * lb
+    return float(2.0 * np.arctan2(num, den).sum() / (4.0 * np.pi))
+
+
+@dataclass
+class JointResult:
+    findings: list[Finding] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+def _columns(meshes: Sequence[SkinnedMesh]) -> tuple[F64, dict[int, tuple[IntP, F64]], IntP]:
+    """Armature-space rest points of every mesh, each bone's (vertices, weights) over them and
+    every mesh's triangles into them."""
+    starts = np.cumsum([0] + [m.vertex_count for m in meshes])
+    points = np.concatenate([m.rest_armature for m in meshes]) if meshes else np.zeros((0, 3))
+    cols: dict[int, list[tuple[IntP, F64]]] = {}
+    for k, m in enumerate(meshes):
+        for bone, idx, w in m.deform_columns:
+            cols.setdefault(bone, []).append((idx + starts[k], w))
+    tris = [m.triangles + starts[k] for k, m in enumerate(meshes) if len(m.triangles)]
+    return (points, {b: (np.concatenate([c[0] for c in v]), np.concatenate([c[1] for c in v]))
+                     for b, v in cols.items()},
+            np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.intp))
+
+
+def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> JointResult:
+    """``joint-off-transition`` and ``joint-outside-mesh`` over a character's meshes."""
+    out = JointResult()
+    if not meshes:
+        return out
+    bones = meshes[0].bones
+    names = bones.names
+    points, cols, tris = _columns(meshes)
+    n = len(points)
+    off: list[tuple[float, float, Joint, float]] = []
+    outside: list[tuple[float, Joint, float, float]] = []
+    measured = 0
+    for jt in joints(bones, deform_parent):
+        if jt.parent not in cols or jt.child not in cols:
+            continue
+        wp = np.zeros(n)
+        wc = np.zeros(n)
+        np.add.at(wp, cols[jt.parent][0], cols[jt.parent][1])
+        np.add.at(wc, cols[jt.child][0], cols[jt.child][1])
+        total = wp + wc
+        both = np.flatnonzero((wp > 0) & (wc > 0))
+        hp, joint, tc = bones.heads[jt.parent], bones.heads[jt.child], bones.tails[jt.child]
+        lp, lc = float(np.linalg.norm(joint - hp)), float(np.linalg.norm(tc - joint))
+        if lp <= 0 or lc <= 0:
+            continue
+        if both.size:
+            s = wc[both] / total[both]
+            g = s * (1.0 - s)
+            if g.sum() > 0:
+                q = points[both]
+                tp, dp = _along(q, hp, joint)
+                tc_, dc = _along(q, joint, tc)
+                u = np.where(dp <= dc, (tp - 1.0) * lp, tc_ * lc)
+                centre = _weighted_median(u, g)
+                measured += 1
+                rel = centre / (lc if centre > 0 else lp)
+                off.append((abs(rel), centre, jt, rel))
+        # Inside the skin the two bones carry?
+        carried = (wp > 0) | (wc > 0)
+        if len(tris):
+            region = tris[carried[tris].any(axis=1)]
+            if len(region):
+                w = winding_number(joint, points[region])
+                near = float(np.linalg.norm(points[np.unique(region)] - joint, axis=1).min())
+                outside.append((w, jt, near, near / min(lp, lc)))
+    out.metrics["joints_measured"] = measured
+    out.metrics["max_joint_off_transition"] = max((o[0] for o in off), default=0.0)
+    for severity, lo, hi in (("WARNING", tolerances.JOINT_OFF_WARNING, np.inf),
+                             ("INFO", tolerances.JOINT_OFF_INFO, tolerances.JOINT_OFF_WARNING)):
+        bad = sorted((o for o in off if lo <= o[0] < hi), key=lambda o: -o[0])
+        if not bad:
+            continue
+        _, centre, jt, rel = bad[0]
+        where = (f"{rel:.2f} of '{names[jt.child]}' along it" if centre > 0
+                 else f"{-rel:.2f} of '{names[jt.parent]}' back along it")
+        listed = ", ".join(f"'{names[o[2].child]}' ({o[0]:.2f})" for o in bad[:6])
+        out.findings.append(Finding(
+            "joint-off-transition", severity,  # type: ignore[arg-type]
+            f"{len(bad)} joints bend away from where their weights change from parent to child; worst "
+            f"'{names[jt.child]}': the weights hand over {abs(centre):.3g} from its head ({where}), so the skin "
+            f"bends around a point the bones do not turn about (move the joint or the weights): {listed}",
+            len(bad), bones=tuple(names[o[2].child] for o in bad),
+            details={"worst_bone": names[jt.child], "parent": names[jt.parent], "distance": abs(centre),
+                     "bone_lengths": abs(rel), "into": "child" if centre > 0 else "parent"}))
+    far = [o for o in outside if o[0] < tolerances.JOINT_INSIDE_WINDING and o[3] >= tolerances.JOINT_OUTSIDE_LENGTHS]
+    out.metrics["min_joint_winding_number"] = min((o[0] for o in outside), default=1.0)
+    if far:
+        far.sort(key=lambda o: -o[3])
+        w, jt, near, rel = far[0]
+        listed = ", ".join(f"'{names[o[1].child]}' ({o[2]:.3g})" for o in far[:6])
+        out.findings.append(Finding(
+            "joint-outside-mesh", "WARNING",
+            f"{len(far)} joints lie outside the skin their bones carry; worst '{names[jt.child]}' (head of the "
+            f"bone under '{names[jt.parent]}'), {near:.3g} from the nearest vertex ({rel:.2f} bone lengths, "
+            f"winding number {w:.2f}): the limb bends about a point outside it: {listed}",
+            len(far), bones=tuple(names[o[1].child] for o in far),
+            details={"worst_bone": names[jt.child], "distance": near, "bone_lengths": rel, "winding_number": w}))
+    return out
+
+
+def relative_roll(bones: Bones, parent: int, child: int) -> float:
+    """The roll (degrees, about the child's Y) between the child's X axis and its parent's carried
+    over by the shortest turn from the parent's Y to the child's."""
+    rp, rc = bones.rest[parent, :3, :3], bones.rest[child, :3, :3]
+    yp, yc = rp[:, 1] / np.linalg.norm(rp[:, 1]), rc[:, 1] / np.linalg.norm(rc[:, 1])
+    xp = rp[:, 0] / np.linalg.norm(rp[:, 0])
+    carried = transport(xp, yp, yc)
+    xc = rc[:, 0] / np.linalg.norm(rc[:, 0])
+    return float(np.degrees(np.arctan2(np.cross(carried, xc) @ yc, carried @ xc)))
+
+
+def transport(v: F64, a: F64, b: F64) -> F64:
+    """``v`` turned by the shortest rotation taking unit ``a`` to unit ``b`` (Rodrigues)."""
+    axis = np.cross(a, b)
+    sin, cos = float(np.linalg.norm(axis)), float(a @ b)
+    if sin < 1e-12:
+        return v if cos > 0 else -v
+    k = axis / sin
+    out: F64 = v * cos + np.cross(k, v) * sin + k * (k @ v) * (1.0 - cos)
+    return out
+
+
+def chain_rolls(bones: Bones, deform_parent: IntP) -> JointResult:
+    """``chain-roll-inconsistent``: each joint's roll against its parent, and the rig's bend axis."""
+    out = JointResult()
+    names = bones.names
+    rows = []
+    axes: dict[str, int] = {}
+    for jt in joints(bones, deform_parent):
+        roll = relative_roll(bones, jt.parent, jt.child)
+        rows.append((abs(roll), roll, jt))
+        yp = bones.rest[jt.parent, :3, 1]
+        yc = bones.rest[jt.child, :3, 1]
+        bend = np.cross(yp, yc)
+        norm = float(np.linalg.norm(bend)) / (np.linalg.norm(yp) * np.linalg.norm(yc))
+        if norm > np.sin(np.radians(tolerances.ROLL_BEND_DEGREES)):
+            frame = bones.rest[jt.child, :3, :3]
+            cosines = np.abs(frame.T @ bend) / (np.linalg.norm(frame, axis=0) * np.linalg.norm(bend))
+            axis = "xyz"[int(np.argmax(cosines))]
+            axes[axis] = axes.get(axis, 0) + 1
+    main = max(axes, key=lambda a: (axes[a], a == "x")) if axes else ""
+    out.metrics["main_bend_axis"] = main.upper()
+    out.metrics["max_chain_roll_degrees"] = max((r[0] for r in rows), default=0.0)
+    bad = sorted((r for r in rows if r[0] >= tolerances.ROLL_INCONSISTENT_DEGREES), key=lambda r: -r[0])
+    if bad:
+        _, roll, jt = bad[0]
+        listed = ", ".join(f"'{names[r[2].child]}' ({r[1]:+.0f} deg)" for r in bad[:6])
+        rule = f"; the rig's bent joints bend about local {main.upper()}" if main else ""
+        out.findings.append(Finding(
+            "chain-roll-inconsistent", "WARNING",
+            f"{len(bad)} bones are rolled against the bone they continue from; worst '{names[jt.child]}' by "
+            f"{roll:+.0f} deg about its own Y against '{names[jt.parent]}'{rule}: its local X and Z point "
+            f"elsewhere than its chain's, so IK bends it the other way and mirrored or retargeted animation "
+            f"(local rotations) turns it the wrong way: {listed}",
+            len(bad), bones=tuple(names[r[2].child] for r in bad),
+            details={"worst_bone": names[jt.child], "parent": names[jt.parent], "roll_degrees": roll,
+                     "main_bend_axis": main.upper(),
+                     "rolls": {names[r[2].child]: r[1] for r in bad}}))
+    return out
