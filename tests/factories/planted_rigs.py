@@ -12,7 +12,9 @@ Planted problems (keyword arguments of :func:`limb`):
   forearm into the upper arm; the clean limb stops at 60);
 - ``sleeve``: a second, wider mesh from x = 0.6 to 1.6, weighted to the upper bone alone
   (``"upper"``: the forearm passes through it when the elbow bends) or like the limb under it
-  (``"follow"``).
+  (``"follow"``);
+- ``strap``: a thin tube along Y through the elbow, weighted like the limb: it crosses the limb at
+  rest already, a contact the audit must leave out.
 """
 
 from __future__ import annotations
@@ -53,9 +55,9 @@ def _weights(x: np.ndarray, names: Sequence[str]) -> dict[str, tuple[np.ndarray,
 
 def limb(name: str = "Limb", names: Sequence[str] = ("UpperArm", "Forearm"),
          joint: tuple[float, float, float] = (1.0, 0.0, 0.0), rolls: tuple[float, float] = (0.0, 0.0),
-         limit: tuple[float, float] | None = (0.0, 60.0), sleeve: str | None = None
+         limit: tuple[float, float] | None = (0.0, 60.0), sleeve: str | None = None, strap: bool = False
          ) -> tuple[bpy.types.Object, bpy.types.Object, bpy.types.Object | None]:
-    """(limb mesh, armature, sleeve mesh or None), evaluated."""
+    """(limb mesh, armature, sleeve or strap mesh or None), evaluated."""
     verts, faces = _tube(0.0, 2.0, RADIUS)
     bones = [BoneSpec(names[0], (0.0, 0.0, 0.0), joint, roll=np.radians(rolls[0])),
              BoneSpec(names[1], joint, (2.0, 0.0, 0.0), names[0], roll=np.radians(rolls[1]), use_connect=True)]
@@ -77,5 +79,14 @@ def limb(name: str = "Limb", names: Sequence[str] = ("UpperArm", "Forearm"),
         sleeve_obj.parent = arm
         mod = sleeve_obj.modifiers.new("Armature", "ARMATURE")
         mod.object = arm
+    if strap:
+        sv, sf = _tube(-0.3, 0.3, 0.03)
+        sv = sv[:, [1, 0, 2]] + [1.0, 0.0, 0.0]  # along Y through the joint
+        sf = [f[::-1] for f in sf]
+        sleeve_obj = bpy.data.objects.new(name + "Strap", mesh_from_arrays(name + "Strap", sv, sf))
+        bpy.context.scene.collection.objects.link(sleeve_obj)
+        add_weights(sleeve_obj, _weights(sv[:, 0], names))
+        sleeve_obj.parent = arm
+        sleeve_obj.modifiers.new("Armature", "ARMATURE").object = arm
     bpy.context.view_layer.update()
     return obj, arm, sleeve_obj

@@ -78,6 +78,7 @@ class _Character:
     #: Per bone: (vertex, scaled weight) over every mesh.
     columns: dict[int, tuple[IntP, F64]] = field(default_factory=dict)
     dominant: IntP = field(default_factory=lambda: np.zeros(0, dtype=np.intp))  # (V,) heaviest bone
+    fans: IntP | None = None  # ``_fans``, built when first needed
 
 
 def _character(meshes: Sequence[SkinnedMesh]) -> _Character | None:
@@ -111,6 +112,60 @@ def _character(meshes: Sequence[SkinnedMesh]) -> _Character | None:
                       corners.min(axis=1), corners.max(axis=1),
                       {b: (np.concatenate([c[0] for c in v]), np.concatenate([c[1] for c in v]))
                        for b, v in cols.items()}, dominant)
+
+
+#: Triangles a welded vertex lists at most for the rest check (a pole's fan beyond it is cut).
+FAN_CAP = 12
+
+
+def _fans(char: _Character) -> IntP:
+    """(welded vertices, FAN_CAP) the triangles around each welded vertex, -1 padded."""
+    flat = char.welded.reshape(-1)
+    order = np.argsort(flat, kind="stable")
+    keys = flat[order]
+    first = np.searchsorted(keys, keys)  # each entry's run start
+    slot = np.arange(len(keys)) - first
+    out = np.full((int(flat.max(initial=-1)) + 1, FAN_CAP), -1, dtype=np.intp)
+    keep = slot < FAN_CAP
+    out[keys[keep], slot[keep]] = order[keep] // 3
+    return out
+
+
+def _ring(char: _Character, tris: IntP) -> IntP:
+    """(n, 3 FAN_CAP) the triangles sharing a welded vertex with each of ``tris`` (with repeats),
+    -1 padded."""
+    if char.fans is None:
+        char.fans = _fans(char)
+    out: IntP = char.fans[char.welded[tris]].reshape(len(tris), -1)
+    return out
+
+
+def _met_at_rest(char: _Character, i: IntP, j: IntP) -> NDArray[np.bool_]:
+    """Whether the posed pairs (i, j) were in contact at rest already: some triangle around ``i``
+    (sharing a vertex with it) meets one around ``j`` at rest (a contact slides across a triangle
+    or so as the mesh bends: a strap through the elbow still crosses it, on other triangles)."""
+    out = triangles_intersect(char.points[char.triangles[i]], char.points[char.triangles[j]])
+    todo = np.flatnonzero(~out)
+    if not todo.size:
+        return out
+    needed, back = np.unique(np.concatenate([i[todo], j[todo]]), return_inverse=True)
+    rings = _ring(char, needed)
+    ra, rb = rings[back[:todo.size]], rings[back[todo.size:]]  # (m, R) each
+    width = ra.shape[1]
+    a = np.repeat(ra, width, axis=1).reshape(-1)
+    b = np.tile(rb, (1, width)).reshape(-1)
+    which = np.repeat(np.arange(todo.size), width * width)
+    valid = (a >= 0) & (b >= 0)
+    a, b, which = a[valid], b[valid], which[valid]
+    pair = np.unique((which.astype(np.int64) * len(char.triangles) + a) * len(char.triangles) + b)
+    which, rem = np.divmod(pair, len(char.triangles) ** 2)
+    a, b = np.divmod(rem, len(char.triangles))
+    wa, wb = char.welded[a], char.welded[b]
+    apart = ~(wa[:, :, None] == wb[:, None, :]).any(axis=(1, 2))
+    a, b, which = a[apart], b[apart], which[apart]
+    met = triangles_intersect(char.points[char.triangles[a]], char.points[char.triangles[b]])
+    out[todo[np.unique(which[met])]] = True
+    return out
 
 
 @dataclass(frozen=True)
@@ -220,7 +275,7 @@ def _contacts_at(char: _Character, posed: F64, side: NDArray[np.int8], pose: Swe
     i, j = i[hit], j[hit]
     if not len(i):
         return []
-    at_rest = triangles_intersect(char.points[char.triangles[i]], char.points[char.triangles[j]])
+    at_rest = _met_at_rest(char, i, j)
     i, j = i[~at_rest], j[~at_rest]
     if not len(i):
         return []
