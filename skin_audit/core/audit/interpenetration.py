@@ -132,11 +132,14 @@ def _fans(char: _Character) -> IntP:
 
 
 def _ring(char: _Character, tris: IntP) -> IntP:
-    """(n, 3 FAN_CAP) the triangles sharing a welded vertex with each of ``tris`` (with repeats),
-    -1 padded."""
+    """(n, w) the triangles sharing a welded vertex with each of ``tris``, -1 padded."""
     if char.fans is None:
         char.fans = _fans(char)
-    out: IntP = char.fans[char.welded[tris]].reshape(len(tris), -1)
+    rows = np.sort(char.fans[char.welded[tris]].reshape(len(tris), -1), axis=1)
+    rows[:, 1:][rows[:, 1:] == rows[:, :-1]] = -1  # each triangle once
+    rows = -np.sort(-rows, axis=1)  # the triangles first, the padding last
+    width = max(int((rows >= 0).sum(axis=1).max(initial=1)), 1)
+    out: IntP = rows[:, :width]
     return out
 
 
@@ -157,9 +160,8 @@ def _met_at_rest(char: _Character, i: IntP, j: IntP) -> NDArray[np.bool_]:
     which = np.repeat(np.arange(todo.size), width * width)
     valid = (a >= 0) & (b >= 0)
     a, b, which = a[valid], b[valid], which[valid]
-    pair = np.unique((which.astype(np.int64) * len(char.triangles) + a) * len(char.triangles) + b)
-    which, rem = np.divmod(pair, len(char.triangles) ** 2)
-    a, b = np.divmod(rem, len(char.triangles))
+    near = ((char.lo[a] <= char.hi[b]) & (char.lo[b] <= char.hi[a])).all(axis=1)  # boxes meet at rest
+    a, b, which = a[near], b[near], which[near]
     wa, wb = char.welded[a], char.welded[b]
     apart = ~(wa[:, :, None] == wb[:, None, :]).any(axis=(1, 2))
     a, b, which = a[apart], b[apart], which[apart]
