@@ -182,7 +182,8 @@ def _fixable() -> list[str]:
     # The list lives beside the fixes (they need bpy); kept here as plain names for --help without Blender.
     return ["too-many-influences", "weights-not-normalized", "unweighted-vertices", "stray-weights",
             "weight-asymmetry", "group-without-bone", "weights-on-non-deform-bone", "deform-bone-without-weights",
-            "preserve-volume-on", "bbones-on-deform-bones", "non-uniform-armature-scale", "negative-armature-scale"]
+            "preserve-volume-on", "bbones-on-deform-bones", "non-uniform-armature-scale", "negative-armature-scale",
+            "chain-roll-inconsistent"]
 
 
 def _threshold(text: str) -> float:

@@ -127,3 +127,21 @@ def test_a_contact_present_at_rest_is_left_out(bpy, empty_scene):
     pose = SweepPose(bones.names.index("Forearm"), "x", 20.0, "limit")
     # The strap crosses the limb at rest and still does (its own thin tube shears at the joint).
     assert [c.meshes for c in _pose_contacts(char, bones, [pose]) if c.meshes != (1, 1)] == []
+
+
+def test_the_roll_fix_rolls_the_forearm_back_and_the_re_audit_is_clean(bpy, empty_scene):
+    from skin_audit.blender.fix.apply import FixSettings, fix_mesh
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.core.audit.joints import relative_roll
+    from tests.factories.planted_rigs import limb
+
+    obj, arm, _ = limb(rolls=(0.0, 90.0))
+    heads = [tuple(b.head_local) + tuple(b.tail_local) for b in arm.data.bones]
+    co = np.array([v.co[:] for v in obj.data.vertices])
+    out = fix_mesh(bpy.context, obj, ["chain-roll-inconsistent"], FixSettings())[0]
+    assert out.before.get("chain-roll-inconsistent") == 1 and "chain-roll-inconsistent" not in out.after
+    assert out.changed_cells == 1
+    bones = extract(obj, obj.modifiers[0], bpy.context.evaluated_depsgraph_get()).bones
+    assert abs(relative_roll(bones, 0, 1)) < 1e-3  # Blender's own rest matrices, read back
+    assert [tuple(b.head_local) + tuple(b.tail_local) for b in arm.data.bones] == heads
+    assert np.array_equal(np.array([v.co[:] for v in obj.data.vertices]), co)

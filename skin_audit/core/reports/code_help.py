@@ -280,6 +280,27 @@ _ENTRIES = (
        "into islands on one piece of mesh; WARNING where the weight moves its vertex by more than 1% of the "
        "character's size at a stress pose, INFO below.",
        "Remove the stray islands, or weights below a small threshold."),
+    _h("self-intersection", "WARNING / INFO", "Mesh through itself at a test pose",
+       "At a bone's own limit (or a 90-degree bend where it has none) the mesh passes through itself where it "
+       "does not at rest, by an exact triangle test; WARNING at the rig's limit when the contact reaches 3 limb "
+       "radii from the joint, INFO for crease folds and unlimited turns.",
+       "Narrow the bone's limit, move the joint, or widen the blend so the limb folds without entering itself."),
+    _h("mesh-intersection", "WARNING / INFO", "Meshes through each other at a test pose",
+       "At a bone's own limit (or a 90-degree bend) two meshes pass through each other where they do not at "
+       "rest; WARNING at the rig's limit when one follows the turned bone and the other stays behind.",
+       "Weight the garment like the body under it (Data Transfer of the weights), or add the missing bone."),
+    _h("joint-off-transition", "WARNING / INFO", "Joint away from its weight transition",
+       "Where a joint's parent and child weights hand over, along the bones, is 0.25 bone lengths or more from "
+       "the joint (INFO from 0.1).",
+       "Move the joint to the rotation centre, or the weight transition to the joint."),
+    _h("joint-outside-mesh", "WARNING", "Joint outside the mesh",
+       "The winding number of the skin a joint's bones carry is below 0.3 at the joint and the skin is 0.1 "
+       "bone lengths away or more.",
+       "Move the joint into the limb, at its rotation centre."),
+    _h("chain-roll-inconsistent", "WARNING", "Bone rolled against its chain",
+       "A bone's roll differs by 45 degrees or more from the bone it continues from (its parent's X carried "
+       "along the chain).",
+       "Recalculate the roll of the chain (the roll fix) or align it by hand; then check the poses."),
 )
 
 #: code -> its help, in the order of the docs table.
