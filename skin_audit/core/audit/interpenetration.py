@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from .. import tolerances
 from ..findings import Finding
-from ..maths.affine import largest_side, rotation
+from ..maths.affine import affine_inverse, largest_side, rotation
 from ..maths.tri_intersect import candidate_pairs, triangles_intersect
 from .pose_sweep import KIND, SweepPose
 from .skinned_mesh import Bones, SkinnedMesh
@@ -186,8 +186,32 @@ class Contact:
     apart: float
 
 
+def _overlapping(lo: F64, hi: F64, box: tuple[F64, F64]) -> NDArray[np.bool_]:
+    out: NDArray[np.bool_] = ((lo <= box[1]) & (hi >= box[0])).all(axis=1)
+    return out
+
+
+def _moved_box(c: F64, box: tuple[F64, F64]) -> tuple[F64, F64]:
+    """The box around ``box``'s eight corners mapped by the affine ``c`` (4, 4)."""
+    corners = np.array([[box[k][0], box[m][1], box[n][2]] for k in (0, 1) for m in (0, 1) for n in (0, 1)])
+    moved = corners @ c[:3, :3].T + c[:3, 3]
+    return moved.min(axis=0), moved.max(axis=0)
+
+
+def _union(a: tuple[F64, F64], b: tuple[F64, F64] | None) -> tuple[F64, F64]:
+    return a if b is None else (np.minimum(a[0], b[0]), np.maximum(a[1], b[1]))
+
+
 def _pose_contacts(char: _Character, bones: Bones, poses: Sequence[SweepPose]) -> list[Contact]:
-    """The new contacts of several poses of one bone."""
+    """The new contacts of several poses of one bone.
+
+    The triangles fall in three sides: carried whole by the turn (every vertex's weight on bones
+    that share the turned bone's channel: they move by that one rigid motion), not moved (no
+    weight on the turned subtree) and mixed.  Only mixed triangles are blended vertex by vertex;
+    a whole triangle is tested only when its rest box reaches the unmoved and mixed side's box
+    taken back through the turn, an unmoved one only when it reaches the moved side's box, so a
+    pose costs a pass over the boxes, not a deformation of the mesh.
+    """
     bone = poses[0].bone
     rotations = np.array([rotation(p.axis, np.radians(p.degrees)) for p in poses])
     channels = turned_channels(bones, bone, rotations)  # (P, J, 4, 4)
@@ -205,23 +229,46 @@ def _pose_contacts(char: _Character, bones: Bones, poses: Sequence[SweepPose]) -
         if is_turn:
             turn_share += np.bincount(idx, w, minlength=n)
     rigid = touched & (np.abs(turn_share - 1.0) <= 1e-9)
-    tv_touched = touched[char.triangles]
-    tv_rigid = rigid[char.triangles]
-    side = np.where(tv_rigid.all(axis=1), 1, np.where(tv_touched.any(axis=1), 2, 0)).astype(np.int8)
-    if not (side > 0).any() or not (side != 1).any():
+    side = np.where(rigid[char.triangles].all(axis=1), 1,
+                    np.where(touched[char.triangles].any(axis=1), 2, 0)).astype(np.int8)
+    whole, still, mixed = (np.flatnonzero(side == k) for k in (1, 0, 2))
+    if not len(whole) + len(mixed) or not len(still) + len(mixed):
         return []  # nothing moves, or everything moves as one
-    vert = np.flatnonzero(touched)
     joint = bones.heads[bone]
-    own = char.columns[bone][0] if bone in char.columns else vert
+    own = char.columns[bone][0] if bone in char.columns else np.flatnonzero(touched)
     radius = max(float(np.linalg.norm(char.points[own] - joint, axis=1).min()), tolerances.MIN_MESH_SIZE * char.size)
-    rest_v = char.points[vert]
+    # The mixed triangles' vertices, blended: each moved bone's column cut to them once.
+    mixed_v = np.unique(char.triangles[mixed].reshape(-1))
     local = np.full(n, -1, dtype=np.intp)
-    local[vert] = np.arange(len(vert))
+    local[mixed_v] = np.arange(len(mixed_v))
+    cut = {}
+    for j in moved:
+        idx, w = char.columns[j]
+        inside = local[idx] >= 0
+        cut[j] = (idx[inside], w[inside])
+    sub = _Character(char.points, char.triangles, char.welded, char.mesh_of, char.starts, char.size, char.lo,
+                     char.hi, cut)
+    lo_whole, hi_whole, lo_still, hi_still = char.lo[whole], char.hi[whole], char.lo[still], char.hi[still]
+    box_whole = (lo_whole.min(axis=0), hi_whole.max(axis=0)) if len(whole) else None
+    box_still = (lo_still.min(axis=0), hi_still.max(axis=0)) if len(still) else None
     out = []
-    posed = char.points.copy()
     for p, pose in enumerate(poses):
-        posed[vert] = rest_v + _displacement(char, channels[p], moved, local, len(vert))
-        out += _contacts_at(char, posed, side, pose, joint, radius)
+        c = channels[p, bone]
+        blended = char.points[mixed_v] + _displacement(sub, channels[p], moved, local, len(mixed_v))
+        mixed_corners = blended[local[char.triangles[mixed]]]
+        box_mixed = ((mixed_corners.min(axis=(0, 1)), mixed_corners.max(axis=(0, 1))) if len(mixed) else None)
+        reach_m = _union(_moved_box(c, box_whole), box_mixed) if box_whole is not None else box_mixed
+        reach_s = _union(box_still, box_mixed) if box_still is not None else box_mixed
+        assert reach_m is not None and reach_s is not None
+        near_still = still[_overlapping(lo_still, hi_still, reach_m)]
+        back = _moved_box(affine_inverse(c), reach_s)
+        near_whole = whole[_overlapping(lo_whole, hi_whole, back)]
+        whole_corners = char.points[char.triangles[near_whole]] @ c[:3, :3].T + c[:3, 3]
+        tris = np.concatenate([near_still, near_whole, mixed])
+        corners = np.concatenate([char.points[char.triangles[near_still]], whole_corners, mixed_corners])
+        sides = np.concatenate([np.zeros(len(near_still), np.int8), np.ones(len(near_whole), np.int8),
+                                np.full(len(mixed), 2, np.int8)])
+        out += _contacts_at(char, tris, corners, sides, pose, joint, radius)
     return out
 
 
@@ -253,48 +300,39 @@ def contact_positions(meshes: Sequence[SkinnedMesh], pose: SweepPose) -> F64:
     return out
 
 
-def _contacts_at(char: _Character, posed: F64, side: NDArray[np.int8], pose: SweepPose, joint: F64,
-                 radius: float) -> list[Contact]:
-    lo, hi = char.lo.copy(), char.hi.copy()
-    movers = np.flatnonzero(side > 0)
-    corners = posed[char.triangles[movers]]
-    lo[movers], hi[movers] = corners.min(axis=1), corners.max(axis=1)
-    reach = side > 0  # each side's box; keep the triangles of the other side inside it
-    still = side != 1
-    box_m = lo[reach].min(axis=0), hi[reach].max(axis=0)
-    box_s = lo[still].min(axis=0), hi[still].max(axis=0)
-    near_m = ((lo <= box_m[1]) & (hi >= box_m[0])).all(axis=1)
-    near_s = ((lo <= box_s[1]) & (hi >= box_s[0])).all(axis=1)
-    keep = np.flatnonzero(np.where(side == 0, near_m, np.where(side == 1, near_s, True)))
-    if len(keep) < 2:
+def _contacts_at(char: _Character, tris: IntP, corners: F64, side: NDArray[np.int8], pose: SweepPose,
+                 joint: F64, radius: float) -> list[Contact]:
+    """New contacts among the triangles ``tris`` posed at ``corners`` (n, 3, 3), sides ``side``."""
+    if len(tris) < 2:
         return []
-    i, j = candidate_pairs(lo[keep], hi[keep], side[keep])
-    i, j = keep[i], keep[j]
-    wi, wj = char.welded[i], char.welded[j]
+    k, m = candidate_pairs(corners.min(axis=1), corners.max(axis=1), side)
+    wi, wj = char.welded[tris[k]], char.welded[tris[m]]
     shared = (wi[:, :, None] == wj[:, None, :]).any(axis=(1, 2))
-    i, j = i[~shared], j[~shared]
-    hit = triangles_intersect(posed[char.triangles[i]], posed[char.triangles[j]])
-    i, j = i[hit], j[hit]
-    if not len(i):
+    k, m = k[~shared], m[~shared]
+    hit = triangles_intersect(corners[k], corners[m])
+    k, m = k[hit], m[hit]
+    if not len(k):
         return []
-    at_rest = _met_at_rest(char, i, j)
-    i, j = i[~at_rest], j[~at_rest]
-    if not len(i):
+    at_rest = _met_at_rest(char, tris[k], tris[m])
+    k, m = k[~at_rest], m[~at_rest]
+    if not len(k):
         return []
+    i, j = tris[k], tris[m]
+    side = np.concatenate([side[k], side[m]])
+    si, sj = side[:len(k)], side[len(k):]
     # How far from the joint the contact reaches: each pair as near as its nearer triangle.
-    ci = posed[char.triangles[i]].mean(axis=1)
-    cj = posed[char.triangles[j]].mean(axis=1)
+    ci = corners[k].mean(axis=1)
+    cj = corners[m].mean(axis=1)
     reach = np.minimum(np.linalg.norm(ci - joint, axis=1), np.linalg.norm(cj - joint, axis=1))
     mi, mj = char.mesh_of[i], char.mesh_of[j]
     a, b = np.minimum(mi, mj), np.maximum(mi, mj)
     out = []
     for ma, mb in sorted(set(zip(a.tolist(), b.tolist(), strict=True))):
         sel = (a == ma) & (b == mb)
-        tris = np.unique(np.concatenate([i[sel], j[sel]]))
+        involved = np.unique(np.concatenate([i[sel], j[sel]]))
         far = float(reach[sel].max())
-        si, sj = side[i[sel]], side[j[sel]]
-        apart = float((((si == 1) & (sj == 0)) | ((si == 0) & (sj == 1))).mean())
-        out.append(Contact(pose, (ma, mb), tris, int(sel.sum()), far, far / radius, apart))
+        apart = float((((si == 1) & (sj == 0)) | ((si == 0) & (sj == 1)))[sel].mean())
+        out.append(Contact(pose, (ma, mb), involved, int(sel.sum()), far, far / radius, apart))
     return out
 
 
@@ -320,12 +358,21 @@ def interpenetration(meshes: Sequence[SkinnedMesh], degrees: float,
     (measured on real characters built of parts: an arm swung 90 degrees into the leg).
     """
     result = ContactResult()
-    char = _character(meshes)
-    if char is None:
-        result.metrics["contact_poses"] = 0
+    triangles = sum(len(m.triangles) for m in meshes)
+    result.metrics["contact_poses"] = 0
+    result.metrics["contact_triangles"] = triangles
+    if not meshes or not triangles:
         return result
     bones = meshes[0].bones.with_rest_bbone_shapes()
-    poses = contact_poses(bones, list(char.columns), degrees)
+    poses = contact_poses(bones, sorted({b for m in meshes for b, _, _ in m.deform_columns}), degrees)
+    moderate = [p for p in poses if p.source != "limit"]
+    if len(moderate) * triangles > tolerances.CONTACT_MODERATE_BUDGET:
+        # Moderate poses only ever give INFO: past the budget the rig's own limits alone are tested.
+        poses = [p for p in poses if p.source == "limit"]
+        result.metrics["contact_moderate_poses_skipped"] = len(moderate)
+    char = _character(meshes) if poses else None
+    if char is None:
+        return result
     by_bone: dict[int, list[SweepPose]] = {}
     for p in poses:
         by_bone.setdefault(p.bone, []).append(p)
@@ -333,7 +380,6 @@ def interpenetration(meshes: Sequence[SkinnedMesh], degrees: float,
     for group in by_bone.values():
         contacts += _pose_contacts(char, bones, group)
     result.metrics["contact_poses"] = len(poses)
-    result.metrics["contact_triangles"] = len(char.triangles)
     result.metrics["max_contact_reach_radii"] = max((c.radii for c in contacts), default=0.0)
     worst: dict[tuple[int, int, bool], Contact] = {}
     for c in contacts:

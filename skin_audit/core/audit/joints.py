@@ -35,6 +35,8 @@ F64 = NDArray[np.float64]
 IntP = NDArray[np.intp]
 
 JOINT_CODES = frozenset({"joint-off-transition", "joint-outside-mesh", "chain-roll-inconsistent"})
+#: Blended vertices a joint's transition is placed from at most (an even stride over them).
+MEDIAN_SAMPLE = 4096
 #: A child continues from its parent when its head is within this fraction of the parent's length
 #: of the parent's tail.
 JOINT_CONTINUES = 0.05
@@ -112,28 +114,35 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
     bones = meshes[0].bones
     names = bones.names
     points, cols, tris = _columns(meshes)
-    n = len(points)
+    # Each vertex's triangles (vertex-major), to gather a joint's skin without a pass over the mesh.
+    flat = tris.reshape(-1)
+    by_vertex = np.argsort(flat, kind="stable")
+    starts = np.searchsorted(flat[by_vertex], np.arange(len(points) + 1))
     off: list[tuple[float, float, Joint, float]] = []
     outside: list[tuple[float, Joint, float, float]] = []
     measured = 0
     for jt in joints(bones, deform_parent):
         if jt.parent not in cols or jt.child not in cols:
             continue
-        wp = np.zeros(n)
-        wc = np.zeros(n)
-        np.add.at(wp, cols[jt.parent][0], cols[jt.parent][1])
-        np.add.at(wc, cols[jt.child][0], cols[jt.child][1])
-        total = wp + wc
-        both = np.flatnonzero((wp > 0) & (wc > 0))
         hp, joint, tc = bones.heads[jt.parent], bones.heads[jt.child], bones.tails[jt.child]
         lp, lc = float(np.linalg.norm(joint - hp)), float(np.linalg.norm(tc - joint))
         if lp <= 0 or lc <= 0:
             continue
+        # The two bones' weights on the vertices either weighs (columns are ascending per mesh).
+        (ip, wp_), (ic, wc_) = cols[jt.parent], cols[jt.child]
+        carried = np.union1d(ip, ic)
+        wp = np.zeros(len(carried))
+        wc = np.zeros(len(carried))
+        np.add.at(wp, np.searchsorted(carried, ip), wp_)
+        np.add.at(wc, np.searchsorted(carried, ic), wc_)
+        both = np.flatnonzero((wp > 0) & (wc > 0))
+        if both.size > MEDIAN_SAMPLE:  # an even stride: the median moves by rounding only
+            both = both[::-(-both.size // MEDIAN_SAMPLE)]
         if both.size:
-            s = wc[both] / total[both]
+            s = wc[both] / (wp[both] + wc[both])
             g = s * (1.0 - s)
             if g.sum() > 0:
-                q = points[both]
+                q = points[carried[both]]
                 tp, dp = _along(q, hp, joint)
                 tc_, dc = _along(q, joint, tc)
                 u = np.where(dp <= dc, (tp - 1.0) * lp, tc_ * lc)
@@ -142,12 +151,14 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
                 rel = centre / (lc if centre > 0 else lp)
                 off.append((abs(rel), centre, jt, rel))
         # Inside the skin the two bones carry?
-        carried = (wp > 0) | (wc > 0)
-        if len(tris):
-            region = tris[carried[tris].any(axis=1)]
+        near = float(np.linalg.norm(points[carried] - joint, axis=1).min())
+        if len(tris) and near >= tolerances.JOINT_OUTSIDE_LENGTHS * min(lp, lc):  # (else never reported)
+            lo, hi = starts[carried], starts[carried + 1]
+            count = hi - lo
+            at = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+            region = tris[np.unique(by_vertex[at] // 3)]
             if len(region):
                 w = winding_number(joint, points[region])
-                near = float(np.linalg.norm(points[np.unique(region)] - joint, axis=1).min())
                 outside.append((w, jt, near, near / min(lp, lc)))
     out.metrics["joints_measured"] = measured
     out.metrics["max_joint_off_transition"] = max((o[0] for o in off), default=0.0)
@@ -169,7 +180,7 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
             details={"worst_bone": names[jt.child], "parent": names[jt.parent], "distance": abs(centre),
                      "bone_lengths": abs(rel), "into": "child" if centre > 0 else "parent"}))
     far = [o for o in outside if o[0] < tolerances.JOINT_INSIDE_WINDING and o[3] >= tolerances.JOINT_OUTSIDE_LENGTHS]
-    out.metrics["min_joint_winding_number"] = min((o[0] for o in outside), default=1.0)
+    out.metrics["min_joint_winding_number"] = min((o[0] for o in outside), default=1.0)  # of those measured
     if far:
         far.sort(key=lambda o: -o[3])
         w, jt, near, rel = far[0]

@@ -580,6 +580,7 @@ def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOption
             char = _character(meshes)
             _symmetry(armature, meshes, char, options, findings, metrics, list(parts))
             _strays(meshes, char, options, list(parts))
+        if options.shape_checks and options.contact_checks and deform.any():
             _contacts(meshes, options, findings, metrics, list(parts))
             for judged in (joint_placement(meshes, deform_parents(bones.parents, deform)),
                            chain_rolls(bones, deform_parents(bones.parents, deform))):
