@@ -162,9 +162,9 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
                 outside.append((w, jt, near, near / min(lp, lc)))
     out.metrics["joints_measured"] = measured
     out.metrics["max_joint_off_transition"] = max((o[0] for o in off), default=0.0)
-    for severity, lo, hi in (("WARNING", tolerances.JOINT_OFF_WARNING, np.inf),
-                             ("INFO", tolerances.JOINT_OFF_INFO, tolerances.JOINT_OFF_WARNING)):
-        bad = sorted((o for o in off if lo <= o[0] < hi), key=lambda o: -o[0])
+    for severity, low, high in (("WARNING", tolerances.JOINT_OFF_WARNING, np.inf),
+                                ("INFO", tolerances.JOINT_OFF_INFO, tolerances.JOINT_OFF_WARNING)):
+        bad = sorted((o for o in off if low <= o[0] < high), key=lambda o: -o[0])
         if not bad:
             continue
         _, centre, jt, rel = bad[0]
