@@ -118,7 +118,7 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
     flat = tris.reshape(-1)
     by_vertex = np.argsort(flat, kind="stable")
     starts = np.searchsorted(flat[by_vertex], np.arange(len(points) + 1))
-    off: list[tuple[float, float, Joint, float]] = []
+    off: list[tuple[float, float, Joint, float, bool, float]] = []
     outside: list[tuple[float, Joint, float, float]] = []
     measured = 0
     for jt in joints(bones, deform_parent):
@@ -148,8 +148,14 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
                 u = np.where(dp <= dc, (tp - 1.0) * lp, tc_ * lc)
                 centre = _weighted_median(u, g)
                 measured += 1
-                rel = centre / (lc if centre > 0 else lp)
-                off.append((abs(rel), centre, jt, rel))
+                length = lc if centre > 0 else lp
+                rel = centre / length
+                # A hand-over one can point at: the middle half of the blend (0.25 < s < 0.75) within
+                # a quarter of the bone, and not piled at a bone's end (vertices beyond the bones).
+                middle = u[(s > 0.25) & (s < 0.75)]
+                spread = float(np.subtract(*np.percentile(middle, [75, 25]))) / length if middle.size else np.inf
+                sharp = spread <= tolerances.JOINT_BLEND_SPREAD and abs(rel) < tolerances.JOINT_AT_BONE_END
+                off.append((abs(rel), centre, jt, rel, sharp, spread))
         # Inside the skin the two bones carry?
         near = float(np.linalg.norm(points[carried] - joint, axis=1).min())
         if len(tris) and near >= tolerances.JOINT_OUTSIDE_LENGTHS * min(lp, lc):  # (else never reported)
@@ -162,12 +168,13 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
                 outside.append((w, jt, near, near / min(lp, lc)))
     out.metrics["joints_measured"] = measured
     out.metrics["max_joint_off_transition"] = max((o[0] for o in off), default=0.0)
-    for severity, low, high in (("WARNING", tolerances.JOINT_OFF_WARNING, np.inf),
-                                ("INFO", tolerances.JOINT_OFF_INFO, tolerances.JOINT_OFF_WARNING)):
-        bad = sorted((o for o in off if low <= o[0] < high), key=lambda o: -o[0])
+    warn = [o for o in off if o[0] >= tolerances.JOINT_OFF_WARNING and o[4]]
+    info = [o for o in off if o[0] >= tolerances.JOINT_OFF_INFO and o not in warn]
+    for severity, bad in (("WARNING", warn), ("INFO", info)):
+        bad = sorted(bad, key=lambda o: -o[0])
         if not bad:
             continue
-        _, centre, jt, rel = bad[0]
+        _, centre, jt, rel, sharp, spread = bad[0]
         where = (f"{rel:.2f} of '{names[jt.child]}' along it" if centre > 0
                  else f"{-rel:.2f} of '{names[jt.parent]}' back along it")
         listed = ", ".join(f"'{names[o[2].child]}' ({o[0]:.2f})" for o in bad[:6])
@@ -178,7 +185,8 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
             f"bends around a point the bones do not turn about (move the joint or the weights): {listed}",
             len(bad), bones=tuple(names[o[2].child] for o in bad),
             details={"worst_bone": names[jt.child], "parent": names[jt.parent], "distance": abs(centre),
-                     "bone_lengths": abs(rel), "into": "child" if centre > 0 else "parent"}))
+                     "bone_lengths": abs(rel), "into": "child" if centre > 0 else "parent",
+                     "blend_spread": spread, "sharp": sharp}))
     far = [o for o in outside if o[0] < tolerances.JOINT_INSIDE_WINDING and o[3] >= tolerances.JOINT_OUTSIDE_LENGTHS]
     out.metrics["min_joint_winding_number"] = min((o[0] for o in outside), default=1.0)  # of those measured
     if far:
@@ -238,17 +246,25 @@ def chain_rolls(bones: Bones, deform_parent: IntP) -> JointResult:
     main = max(axes, key=lambda a: (axes[a], a == "x")) if axes else ""
     out.metrics["main_bend_axis"] = main.upper()
     out.metrics["max_chain_roll_degrees"] = max((r[0] for r in rows), default=0.0)
-    bad = sorted((r for r in rows if r[0] >= tolerances.ROLL_INCONSISTENT_DEGREES), key=lambda r: -r[0])
-    if bad:
+    rolled = [r for r in rows if r[0] >= tolerances.ROLL_INCONSISTENT_DEGREES]
+    swapped = [r for r in rolled if r[0] <= 180.0 - tolerances.ROLL_INCONSISTENT_DEGREES]
+    reversed_ = [r for r in rolled if r not in swapped]
+    for severity, bad in (("WARNING", swapped), ("INFO", reversed_)):
+        if not bad:
+            continue
+        bad.sort(key=lambda r: -r[0])
         _, roll, jt = bad[0]
         listed = ", ".join(f"'{names[r[2].child]}' ({r[1]:+.0f} deg)" for r in bad[:6])
         rule = f"; the rig's bent joints bend about local {main.upper()}" if main else ""
+        effect = ("its local X and Z trade places with its chain's, so it bends about the other axis: IK bends "
+                  "it the other way and mirrored or retargeted animation (local rotations) turns it wrong"
+                  if severity == "WARNING" else
+                  "its local X and Z are its chain's reversed (the same bend plane, the opposite sign): "
+                  "animation retargeted by local rotations bends it backwards")
         out.findings.append(Finding(
-            "chain-roll-inconsistent", "WARNING",
+            "chain-roll-inconsistent", severity,  # type: ignore[arg-type]
             f"{len(bad)} bones are rolled against the bone they continue from; worst '{names[jt.child]}' by "
-            f"{roll:+.0f} deg about its own Y against '{names[jt.parent]}'{rule}: its local X and Z point "
-            f"elsewhere than its chain's, so IK bends it the other way and mirrored or retargeted animation "
-            f"(local rotations) turns it the wrong way: {listed}",
+            f"{roll:+.0f} deg about its own Y against '{names[jt.parent]}'{rule}: {effect}: {listed}",
             len(bad), bones=tuple(names[r[2].child] for r in bad),
             details={"worst_bone": names[jt.child], "parent": names[jt.parent], "roll_degrees": roll,
                      "main_bend_axis": main.upper(),
