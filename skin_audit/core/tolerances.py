@@ -207,15 +207,17 @@ JOINT_INSIDE_WINDING = 0.3
 JOINT_OUTSIDE_LENGTHS = 0.1
 #: joint-off-transition is a WARNING only for a hand-over one can point at: the middle half of
 #: the blend (the child's share between 0.25 and 0.75) spread over at most this many bone lengths
-#: (interquartile range), its median short of this fraction of the bone's length from the far end
-#: (vertices beyond the bones pile at the ends).  Measured on the real-rig corpus: broad smooth
+#: (interquartile range), wholly on one side of the joint and JOINT_OFF_INFO bone lengths clear of
+#: it, its median short of this fraction of the bone's length from the far end (vertices beyond
+#: the bones pile at the ends).  Measured on the real-rig corpus: broad smooth
 #: weights (animals' spines and tails) and hand-overs piled at a bone's end gave 1.0 bone lengths
 #: that no pose shows; the misplaced elbow of tests/factories/planted_rigs is 0.29 and sharp.
 JOINT_BLEND_SPREAD = 0.25
 JOINT_AT_BONE_END = 0.95
 #: chain-roll-inconsistent from this roll between a bone and the bone it continues from (degrees);
-#: a WARNING up to 180 minus it (its X and Z trade places with its chain's), INFO beyond (the
-#: same axes reversed: the bend plane is kept; 162 to 180 degrees on many corpus fingers and tails);
+#: a WARNING up to 180 minus it (its X and Z trade places with its chain's) on a bone with its own
+#: rotation limits (they then hold the wrong axis), INFO otherwise (the rig's poses are unaffected;
+#: 84 to 180 degrees on many corpus shoulders, fingers and tails, none with limits);
 #: a joint bends (its bend axis is measured) when its bones meet at this angle or more.
 ROLL_INCONSISTENT_DEGREES = 45.0
 ROLL_BEND_DEGREES = 5.0

@@ -155,10 +155,13 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
                 length = lc if centre > 0 else lp
                 rel = centre / length
                 # A hand-over one can point at: the middle half of the blend (0.25 < s < 0.75) within
-                # a quarter of the bone, and not piled at a bone's end (vertices beyond the bones).
+                # a quarter of the bone, wholly on one side of the joint and clear of it (a tenth of
+                # the bone), and not piled at a bone's end (vertices beyond the bones).
                 middle = u[(s > 0.25) & (s < 0.75)]
                 spread = float(np.subtract(*np.percentile(middle, [75, 25]))) / length if middle.size else np.inf
-                sharp = spread <= tolerances.JOINT_BLEND_SPREAD and abs(rel) < tolerances.JOINT_AT_BONE_END
+                clear = bool(middle.size) and (bool((middle > 0).all()) or bool((middle < 0).all())) and \
+                    float(np.abs(middle).min()) / length >= tolerances.JOINT_OFF_INFO
+                sharp = clear and spread <= tolerances.JOINT_BLEND_SPREAD and abs(rel) < tolerances.JOINT_AT_BONE_END
                 off.append((abs(rel), centre, jt, rel, sharp, spread))
         # Inside the skin the two bones carry?
         near = float(np.linalg.norm(points[carried] - joint, axis=1).min())
@@ -252,7 +255,11 @@ def chain_rolls(bones: Bones, deform_parent: IntP) -> JointResult:
     out.metrics["main_bend_axis"] = main.upper()
     out.metrics["max_chain_roll_degrees"] = max((r[0] for r in rows), default=0.0)
     rolled = [r for r in rows if r[0] >= tolerances.ROLL_INCONSISTENT_DEGREES]
-    swapped = [r for r in rolled if r[0] <= 180.0 - tolerances.ROLL_INCONSISTENT_DEGREES]
+    # WARNING where the rig itself reads the bone's local axes: its rotation limits (Limit Rotation,
+    # IK limits) then hold the wrong axis.  Elsewhere the roll changes nothing the rig shows until
+    # animation is retargeted or mirrored: INFO.
+    limited = {j for j, lim in enumerate(bones.limits) if any(a is not None for a in lim)} if bones.limits else set()
+    swapped = [r for r in rolled if r[0] <= 180.0 - tolerances.ROLL_INCONSISTENT_DEGREES and r[2].child in limited]
     reversed_ = [r for r in rolled if r not in swapped]
     for severity, bad in (("WARNING", swapped), ("INFO", reversed_)):
         if not bad:
@@ -261,11 +268,11 @@ def chain_rolls(bones: Bones, deform_parent: IntP) -> JointResult:
         _, roll, jt = bad[0]
         listed = ", ".join(f"'{names[r[2].child]}' ({r[1]:+.0f} deg)" for r in bad[:6])
         rule = f"; the rig's bent joints bend about local {main.upper()}" if main else ""
-        effect = ("its local X and Z trade places with its chain's, so it bends about the other axis: IK bends "
-                  "it the other way and mirrored or retargeted animation (local rotations) turns it wrong"
-                  if severity == "WARNING" else
-                  "its local X and Z are its chain's reversed (the same bend plane, the opposite sign): "
-                  "animation retargeted by local rotations bends it backwards")
+        effect = ("its local X and Z trade places with its chain's, so its own rotation limits hold the axis it "
+                  "does not bend about, IK bends it the other way and mirrored or retargeted animation (local "
+                  "rotations) turns it wrong" if severity == "WARNING" else
+                  "its local axes are not its chain's (X and Z traded or reversed): the rig's own poses are "
+                  "unaffected, but animation retargeted or mirrored by local rotations turns it wrong")
         out.findings.append(Finding(
             "chain-roll-inconsistent", severity,  # type: ignore[arg-type]
             f"{len(bad)} bones are rolled against the bone they continue from; worst '{names[jt.child]}' by "

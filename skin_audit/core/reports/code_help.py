@@ -291,15 +291,16 @@ _ENTRIES = (
        "Weight the garment like the body under it (Data Transfer of the weights), or add the missing bone."),
     _h("joint-off-transition", "WARNING / INFO", "Joint away from its weight transition",
        "Where a joint's parent and child weights hand over, along the bones, is 0.25 bone lengths or more from "
-       "the joint (INFO from 0.1).",
+       "the joint and the hand-over is sharp and clear of it (INFO from 0.1, or for a broad blend).",
        "Move the joint to the rotation centre, or the weight transition to the joint."),
     _h("joint-outside-mesh", "WARNING", "Joint outside the mesh",
        "The winding number of the skin a joint's bones carry is below 0.3 at the joint and the skin is 0.1 "
        "bone lengths away or more.",
        "Move the joint into the limb, at its rotation centre."),
-    _h("chain-roll-inconsistent", "WARNING", "Bone rolled against its chain",
+    _h("chain-roll-inconsistent", "WARNING / INFO", "Bone rolled against its chain",
        "A bone's roll differs by 45 degrees or more from the bone it continues from (its parent's X carried "
-       "along the chain).",
+       "along the chain); WARNING where X and Z trade places on a bone with its own rotation limits, INFO "
+       "elsewhere (it matters to retargeted or mirrored animation).",
        "Recalculate the roll of the chain (the roll fix) or align it by hand; then check the poses."),
 )
 
