@@ -214,6 +214,10 @@ JOINT_OUTSIDE_LENGTHS = 0.1
 #: that no pose shows; the misplaced elbow of tests/factories/planted_rigs is 0.29 and sharp.
 JOINT_BLEND_SPREAD = 0.25
 JOINT_AT_BONE_END = 0.95
+#: ... and this many times the limb's radius at the joint (the distance from the joint to the
+#: nearest skin its bones carry) away from it: a hand-over within a limb's thickness or so bends
+#: the skin much as the joint does (corpus: 0.4 to 2.9 radii; the planted elbow 3.3).
+JOINT_OFF_RADII = 3.0
 #: chain-roll-inconsistent from this roll between a bone and the bone it continues from (degrees);
 #: a WARNING up to 180 minus it (its X and Z trade places with its chain's) on a bone with its own
 #: rotation limits (they then hold the wrong axis), INFO otherwise (the rig's poses are unaffected;

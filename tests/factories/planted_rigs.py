@@ -5,7 +5,7 @@ to the lower one over x in [0.9, 1.1] (the joint's own position, x = 1, on a cle
 
 Planted problems (keyword arguments of :func:`limb`):
 
-- ``joint``: the bones' joint elsewhere than the weight transition (a misplaced elbow at x = 1.4,
+- ``joint``: the bones' joint elsewhere than the weight transition (a misplaced elbow at x = 1.5,
   or a knee above the leg at (1, 0, 0.4), outside the mesh);
 - ``rolls``: each bone's roll in degrees (a rolled forearm: ``(0, 90)``);
 - ``limit``: the lower bone's Limit Rotation about its local X, degrees (``(0, 170)`` folds the

@@ -122,7 +122,7 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
     flat = tris.reshape(-1)
     by_vertex = np.argsort(flat, kind="stable")
     starts = np.searchsorted(flat[by_vertex], np.arange(len(points) + 1))
-    off: list[tuple[float, float, Joint, float, bool, float]] = []
+    off: list[tuple[float, float, Joint, float, bool, float, float]] = []
     outside: list[tuple[float, Joint, float, float]] = []
     measured = 0
     for jt in joints(bones, deform_parent):
@@ -139,6 +139,7 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
         wc = np.zeros(len(carried))
         np.add.at(wp, np.searchsorted(carried, ip), wp_)
         np.add.at(wc, np.searchsorted(carried, ic), wc_)
+        near = float(np.linalg.norm(points[carried] - joint, axis=1).min())
         both = np.flatnonzero((wp > 0) & (wc > 0))
         if both.size > MEDIAN_SAMPLE:  # an even stride: the median moves by rounding only
             both = both[::-(-both.size // MEDIAN_SAMPLE)]
@@ -162,9 +163,8 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
                 clear = bool(middle.size) and (bool((middle > 0).all()) or bool((middle < 0).all())) and \
                     float(np.abs(middle).min()) / length >= tolerances.JOINT_OFF_INFO
                 sharp = clear and spread <= tolerances.JOINT_BLEND_SPREAD and abs(rel) < tolerances.JOINT_AT_BONE_END
-                off.append((abs(rel), centre, jt, rel, sharp, spread))
+                off.append((abs(rel), centre, jt, rel, sharp, spread, near))
         # Inside the skin the two bones carry?
-        near = float(np.linalg.norm(points[carried] - joint, axis=1).min())
         if len(tris) and near >= tolerances.JOINT_OUTSIDE_LENGTHS * min(lp, lc):  # (else never reported)
             lo, hi = starts[carried], starts[carried + 1]
             count = hi - lo
@@ -175,13 +175,16 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
                 outside.append((w, jt, near, near / min(lp, lc)))
     out.metrics["joints_measured"] = measured
     out.metrics["max_joint_off_transition"] = max((o[0] for o in off), default=0.0)
-    warn = [o for o in off if o[0] >= tolerances.JOINT_OFF_WARNING and o[4]]
+    # (o[6], the limb's radius at the joint: a hand-over within a limb's thickness or so of it bends
+    # the skin much as the joint does)
+    warn = [o for o in off if o[0] >= tolerances.JOINT_OFF_WARNING and o[4]
+            and abs(o[1]) >= tolerances.JOINT_OFF_RADII * o[6]]
     info = [o for o in off if o[0] >= tolerances.JOINT_OFF_INFO and o not in warn]
     for severity, bad in (("WARNING", warn), ("INFO", info)):
         bad = sorted(bad, key=lambda o: -o[0])
         if not bad:
             continue
-        _, centre, jt, rel, sharp, spread = bad[0]
+        _, centre, jt, rel, sharp, spread, near = bad[0]
         where = (f"{rel:.2f} of '{names[jt.child]}' along it" if centre > 0
                  else f"{-rel:.2f} of '{names[jt.parent]}' back along it")
         listed = ", ".join(f"'{names[o[2].child]}' ({o[0]:.2f})" for o in bad[:6])
@@ -193,7 +196,8 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
             len(bad), bones=tuple(names[o[2].child] for o in bad),
             details={"worst_bone": names[jt.child], "parent": names[jt.parent], "distance": abs(centre),
                      "bone_lengths": abs(rel), "into": "child" if centre > 0 else "parent",
-                     "blend_spread": spread, "sharp": sharp}))
+                     "blend_spread": spread, "sharp": sharp, "limb_radius": near,
+                     "radii": abs(centre) / max(near, 1e-12)}))
     far = [o for o in outside  # (|w|: a mesh whose faces point inwards winds -1 inside)
            if abs(o[0]) < tolerances.JOINT_INSIDE_WINDING and o[3] >= tolerances.JOINT_OUTSIDE_LENGTHS]
     out.metrics["min_joint_winding_number"] = min((o[0] for o in outside), default=1.0)  # of those measured
