@@ -210,6 +210,11 @@ SHORT_WHAT = {
     "sweep-mismatch": "sweep differs",
     "bind-pose-drift": "bind drift",
     "multiple-root-bones": "root bones",
+    "self-intersection": "passes through itself",
+    "mesh-intersection": "meshes pass through",
+    "joint-off-transition": "joint off its weights",
+    "joint-outside-mesh": "joint outside mesh",
+    "chain-roll-inconsistent": "rolled bone",
 }
 
 
