@@ -74,6 +74,20 @@ def _along(points: F64, head: F64, tail: F64) -> tuple[F64, F64]:
     return t, np.linalg.norm(points - (head + t[:, None] * axis), axis=1)
 
 
+def _inside_its_ring(offset: F64, distance: F64, along: F64, length: float) -> bool:
+    """Whether the joint lies plainly inside the ring of skin around it: the carried vertices within
+    a tenth of a bone of its plane (across the child's direction ``along``) ring it, and it sits
+    within half their mean distance of their centre.  Plainly inside: the winding number is not
+    needed (it costs a pass over the limb's triangles)."""
+    slab = np.abs(offset @ along) <= 0.1 * length
+    if slab.sum() < 3:
+        return False
+    ring = offset[slab]
+    centre = ring.mean(axis=0)
+    radius = float(np.linalg.norm(ring - centre, axis=1).mean())
+    return bool(np.linalg.norm(centre) <= 0.5 * radius)
+
+
 def winding_number(point: F64, corners: F64) -> float:
     """Generalised winding number of the triangles ``corners`` (n, 3, 3) at ``point`` (3,):
     the sum of their signed solid angles over 4 pi (Van Oosterom and Strackee's formula)."""
@@ -118,10 +132,7 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
     bones = meshes[0].bones
     names = bones.names
     points, cols, tris = _columns(meshes)
-    # Each vertex's triangles (vertex-major), to gather a joint's skin without a pass over the mesh.
-    flat = tris.reshape(-1)
-    by_vertex = np.argsort(flat, kind="stable")
-    starts = np.searchsorted(flat[by_vertex], np.arange(len(points) + 1))
+    index: list[IntP] = []  # each vertex's triangles, vertex-major: built when a winding number is needed
     off: list[tuple[float, float, Joint, float, bool, float, float]] = []
     outside: list[tuple[float, Joint, float, float]] = []
     measured = 0
@@ -137,9 +148,11 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
         carried = np.union1d(ip, ic)
         wp = np.zeros(len(carried))
         wc = np.zeros(len(carried))
-        np.add.at(wp, np.searchsorted(carried, ip), wp_)
-        np.add.at(wc, np.searchsorted(carried, ic), wc_)
-        near = float(np.linalg.norm(points[carried] - joint, axis=1).min())
+        wp[np.searchsorted(carried, ip)] = wp_  # (a column names each vertex once)
+        wc[np.searchsorted(carried, ic)] = wc_
+        offset = points[carried] - joint
+        distance = np.sqrt(np.einsum("ij,ij->i", offset, offset))
+        near = float(distance.min())
         both = np.flatnonzero((wp > 0) & (wc > 0))
         if both.size > MEDIAN_SAMPLE:  # an even stride: the median moves by rounding only
             both = both[::-(-both.size // MEDIAN_SAMPLE)]
@@ -165,7 +178,13 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
                 sharp = clear and spread <= tolerances.JOINT_BLEND_SPREAD and abs(rel) < tolerances.JOINT_AT_BONE_END
                 off.append((abs(rel), centre, jt, rel, sharp, spread, near))
         # Inside the skin the two bones carry?
-        if len(tris) and near >= tolerances.JOINT_OUTSIDE_LENGTHS * min(lp, lc):  # (else never reported)
+        if len(tris) and near >= tolerances.JOINT_OUTSIDE_LENGTHS * min(lp, lc) and \
+                not _inside_its_ring(offset, distance, (tc - joint) / lc, min(lp, lc)):  # (else never reported)
+            if not index:
+                flat = tris.reshape(-1)
+                by_vertex = np.argsort(flat, kind="stable")
+                index += [by_vertex, np.searchsorted(flat[by_vertex], np.arange(len(points) + 1))]
+            by_vertex, starts = index
             lo, hi = starts[carried], starts[carried + 1]
             count = hi - lo
             at = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
