@@ -172,8 +172,10 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
                 # a quarter of the bone, wholly on one side of the joint and clear of it (a tenth of
                 # the bone), and not piled at a bone's end (vertices beyond the bones).
                 middle = u[(s > 0.25) & (s < 0.75)]
-                spread = float(np.subtract(*np.percentile(middle, [75, 25]))) / length if middle.size else np.inf
-                clear = bool(middle.size) and (bool((middle > 0).all()) or bool((middle < 0).all())) and \
+                if not middle.size:  # a hard step: every blended vertex is the hand-over
+                    middle = u
+                spread = float(np.subtract(*np.percentile(middle, [75, 25]))) / length
+                clear = (bool((middle > 0).all()) or bool((middle < 0).all())) and \
                     float(np.abs(middle).min()) / length >= tolerances.JOINT_OFF_INFO
                 sharp = clear and spread <= tolerances.JOINT_BLEND_SPREAD and abs(rel) < tolerances.JOINT_AT_BONE_END
                 off.append((abs(rel), centre, jt, rel, sharp, spread, near))
