@@ -171,11 +171,13 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
                 # A hand-over one can point at: the middle half of the blend (0.25 < s < 0.75) within
                 # a quarter of the bone, wholly on one side of the joint and clear of it (a tenth of
                 # the bone), and not piled at a bone's end (vertices beyond the bones).
+                # A hard step (no blended vertex in the middle half) is placed by its light weights
+                # alone, which may be strays: never sharp (its spread is then that of all of them).
                 middle = u[(s > 0.25) & (s < 0.75)]
-                if not middle.size:  # a hard step: every blended vertex is the hand-over
-                    middle = u
+                stepped = not middle.size
+                middle = u if stepped else middle
                 spread = float(np.subtract(*np.percentile(middle, [75, 25]))) / length
-                clear = (bool((middle > 0).all()) or bool((middle < 0).all())) and \
+                clear = not stepped and (bool((middle > 0).all()) or bool((middle < 0).all())) and \
                     float(np.abs(middle).min()) / length >= tolerances.JOINT_OFF_INFO
                 sharp = clear and spread <= tolerances.JOINT_BLEND_SPREAD and abs(rel) < tolerances.JOINT_AT_BONE_END
                 off.append((abs(rel), centre, jt, rel, sharp, spread, near))
