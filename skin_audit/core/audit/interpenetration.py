@@ -391,6 +391,7 @@ def interpenetration(meshes: Sequence[SkinnedMesh], degrees: float,
         if key not in worst or c.radii > worst[key].radii:
             worst[key] = c
     names = bones.names
+    pairs: list[Finding] = []
     for (ma, mb, warn), c in sorted(worst.items()):
         if not warn and (ma, mb, True) in worst:
             continue
@@ -416,10 +417,29 @@ def interpenetration(meshes: Sequence[SkinnedMesh], degrees: float,
                 details=details))
         else:
             objects = (meshes[ma].object, meshes[mb].object)
-            result.rig.append(Finding(
+            pairs.append(Finding(
                 "mesh-intersection", "WARNING" if warn else "INFO",
                 f"at '{label}' ({where}) '{objects[0]}' and '{objects[1]}' pass through each other where they do "
                 f"not at rest: {c.pairs} triangle pairs, {size_text}, faces carried by {', '.join(carried)}",
                 c.pairs, (), (names[c.pose.bone], *[b for b in carried if b != names[c.pose.bone]]),
                 details={**details, "meshes": list(objects)}))
+    if pairs:
+        result.rig.append(_one_finding(pairs))
     return result
+
+
+def _one_finding(found: list[Finding]) -> Finding:
+    """The rig's one mesh-intersection finding: the worst mesh pair's (WARNING first, then the farthest
+    reach), the other pairs listed after it and in ``details.pairs``."""
+    ranked = sorted(found, key=lambda f: (f.severity != "WARNING", -f.details["reach_radii"]))
+    lead, rest = ranked[0], ranked[1:]
+    if not rest:
+        return lead
+    listed = "; ".join(f"'{f.details['meshes'][0]}' and '{f.details['meshes'][1]}' at '{f.details['pose']}' "
+                       f"({f.severity})" for f in rest[:4])
+    more = f" and {len(rest) - 4} more" if len(rest) > 4 else ""
+    bones = tuple(dict.fromkeys(b for f in ranked for b in f.bones))
+    return Finding("mesh-intersection", lead.severity, f"{lead.message}. Other mesh pairs: {listed}{more}",
+                   sum(f.count for f in ranked), (), bones,
+                   details={**lead.details, "pairs": [{"meshes": f.details["meshes"], "pose": f.details["pose"],
+                                                       "severity": f.severity} for f in ranked]})

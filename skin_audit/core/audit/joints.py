@@ -203,10 +203,12 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
     warn = [o for o in off if o[0] >= tolerances.JOINT_OFF_WARNING and o[4]
             and abs(o[1]) >= tolerances.JOINT_OFF_RADII * o[6]]
     info = [o for o in off if o[0] >= tolerances.JOINT_OFF_INFO and o not in warn]
+    # One finding per code on the rig: the WARNING one when there is one (it counts the lighter ones).
     for severity, bad in (("WARNING", warn), ("INFO", info)):
         bad = sorted(bad, key=lambda o: -o[0])
-        if not bad:
+        if not bad or (severity == "INFO" and warn):
             continue
+        lighter = f" ({len(info)} more within the INFO bounds)" if severity == "WARNING" and info else ""
         _, centre, jt, rel, sharp, spread, near = bad[0]
         where = (f"{rel:.2f} of '{names[jt.child]}' along it" if centre > 0
                  else f"{-rel:.2f} of '{names[jt.parent]}' back along it")
@@ -215,7 +217,7 @@ def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Joint
             "joint-off-transition", severity,  # type: ignore[arg-type]
             f"{len(bad)} joints bend away from where their weights change from parent to child; worst "
             f"'{names[jt.child]}': the weights hand over {abs(centre):.3g} from its head ({where}), so the skin "
-            f"bends around a point the bones do not turn about (move the joint or the weights): {listed}",
+            f"bends around a point the bones do not turn about (move the joint or the weights): {listed}{lighter}",
             len(bad), bones=tuple(names[o[2].child] for o in bad),
             details={"worst_bone": names[jt.child], "parent": names[jt.parent], "distance": abs(centre),
                      "bone_lengths": abs(rel), "into": "child" if centre > 0 else "parent",
@@ -279,7 +281,6 @@ def chain_rolls(bones: Bones, deform_parent: IntP) -> JointResult:
             axis = "xyz"[int(np.argmax(cosines))]
             axes[axis] = axes.get(axis, 0) + 1
     main = max(axes, key=lambda a: (axes[a], a == "x")) if axes else ""
-    out.metrics["main_bend_axis"] = main.upper()
     out.metrics["max_chain_roll_degrees"] = max((r[0] for r in rows), default=0.0)
     rolled = [r for r in rows if r[0] >= tolerances.ROLL_INCONSISTENT_DEGREES]
     # WARNING where the rig itself reads the bone's local axes: its rotation limits (Limit Rotation,
@@ -289,8 +290,10 @@ def chain_rolls(bones: Bones, deform_parent: IntP) -> JointResult:
     swapped = [r for r in rolled if r[0] <= 180.0 - tolerances.ROLL_INCONSISTENT_DEGREES and r[2].child in limited]
     reversed_ = [r for r in rolled if r not in swapped]
     for severity, bad in (("WARNING", swapped), ("INFO", reversed_)):
-        if not bad:
-            continue
+        if not bad or (severity == "INFO" and swapped):
+            continue  # (one finding per code on the rig; the WARNING one counts the others)
+        others = f" ({len(reversed_)} more rolled where nothing reads their axes)" if severity == "WARNING" and \
+            reversed_ else ""
         bad.sort(key=lambda r: -r[0])
         _, roll, jt = bad[0]
         listed = ", ".join(f"'{names[r[2].child]}' ({r[1]:+.0f} deg)" for r in bad[:6])
@@ -303,7 +306,7 @@ def chain_rolls(bones: Bones, deform_parent: IntP) -> JointResult:
         out.findings.append(Finding(
             "chain-roll-inconsistent", severity,  # type: ignore[arg-type]
             f"{len(bad)} bones are rolled against the bone they continue from; worst '{names[jt.child]}' by "
-            f"{roll:+.0f} deg about its own Y against '{names[jt.parent]}'{rule}: {effect}: {listed}",
+            f"{roll:+.0f} deg about its own Y against '{names[jt.parent]}'{rule}: {effect}: {listed}{others}",
             len(bad), bones=tuple(names[r[2].child] for r in bad),
             details={"worst_bone": names[jt.child], "parent": names[jt.parent], "roll_degrees": roll,
                      "main_bend_axis": main.upper(),
