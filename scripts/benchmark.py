@@ -36,7 +36,10 @@ times, median of ``--repeat`` runs with ``time.perf_counter``:
    just before each run, and the median of the runs' ratios to it is printed beside
    the ratio to step 1 (the machine's speed drifts over seconds; paired timings
    taken moments apart cancel more of it);
-6. the same audit with ``AuditOptions(shape_checks=False)`` (``--no-shape-checks``);
+6. the same audit with ``AuditOptions(shape_checks=False)`` (``--no-shape-checks``); 6b with
+   ``AuditOptions(contact_checks=False)`` (the audit before the interpenetration, joint placement
+   and chain roll checks), the full audit's ratio to it against 2x; 6c and 6d those checks alone
+   on the extracted mesh;
 7. the pose sweep alone (``run_sweep`` on a fresh copy of the extracted mesh), and the full
    audit given the sweep's result (``mesh_audit.run_sweep`` patched to return it for these
    runs), which is the audit's cost without the sweep on its longest path.  The sweep's
@@ -629,6 +632,19 @@ def surface_share(obj: bpy.types.Object, repeat: int) -> tuple[float, float, flo
     return t_alone, t_without, t_with
 
 
+def contact_share(obj: bpy.types.Object, repeat: int) -> tuple[float, float]:
+    """Medians of the contact test and of the joint checks alone, on the extracted mesh."""
+    from skin_audit.core.audit.interpenetration import interpenetration
+    from skin_audit.core.audit.joints import chain_rolls, joint_placement
+    from skin_audit.core.audit.rig_audit import deform_parents
+
+    mesh = extract(obj, next(m for m in obj.modifiers if m.type == "ARMATURE"), bpy.context.evaluated_depsgraph_get())
+    parents = deform_parents(mesh.bones.parents, mesh.bones.use_deform)
+    t_contacts, _ = _median_time(lambda: interpenetration([mesh], AuditOptions().test_pose_degrees), repeat)
+    t_joints, _ = _median_time(lambda: (joint_placement([mesh], parents), chain_rolls(mesh.bones, parents)), repeat)
+    return t_contacts, t_joints
+
+
 def profile_audit(obj: bpy.types.Object, top: int) -> str:
     """cProfile of one full audit: skin_audit functions by cumulative time, then everything by own time."""
     profiler = cProfile.Profile()
@@ -764,6 +780,8 @@ def main(argv: list[str] | None = None) -> int:
             obj, args.repeat, pair=paired_evaluation(obj, arm, control))
     audit_peak = peak.peak_gb
     t_core, _, _, _, _, _, _ = full_audit(obj, args.repeat, AuditOptions(shape_checks=False))
+    t_no_contacts, _, _, _, _, _, _ = full_audit(obj, args.repeat, AuditOptions(contact_checks=False))
+    t_contacts, t_joints = contact_share(obj, args.repeat)
 
     # 7. The pose sweep alone, and the full audit given its result: the audit's cost without the
     #    sweep on its longest path (the sweep's thread shares the GIL with the checks beside it).
@@ -784,6 +802,11 @@ def main(argv: list[str] | None = None) -> int:
     print(_row("  of which extraction (extract)", t_extract, base))
     print(_row("  of which the checks after extraction", t_checks, base))
     print(_row("6 audit, shape_checks=False", t_core, base, targets["audit"]))
+    print(_row("6b audit, contact_checks=False (as before them)", t_no_contacts, base))
+    print(f"{'  full audit / the audit before the contact checks':<52} {t_audit / t_no_contacts:>9.2f}x"
+          f" {'':>10}   2.00x   {'PASS' if t_audit <= 2.0 * t_no_contacts else 'MISS'}")
+    print(_row("6c contact test alone (interpenetration)", t_contacts, base))
+    print(_row("6d joint placement and chain roll alone", t_joints, base))
     print(_row("7 pose sweep alone (run_sweep, tables built)", t_sweep, base))
     print(_row("  full audit given the sweep's result", t_given, base))
     print(_row("8 surface measures and weight smoothness alone", t_surface, base))

@@ -372,6 +372,35 @@ _ENTRIES = (
        "Vertices blend more than 3 bones of one chain with at least 0.1 each; WARNING from 8 vertices on.",
        "Keep two or three bones per vertex along a twist; let twist bones take it in steps.",
        short="candy wrapper"),
+    _c("self-intersection", "WARNING / INFO", "shape", "Mesh through itself at a test pose",
+       "At a bone's own limit (or a 90-degree bend where it has none) the mesh passes through itself where it "
+       "does not at rest, by an exact triangle test; WARNING at the rig's limit when the contact reaches 3 limb "
+       "radii from the joint, INFO for crease folds and unlimited turns.",
+       "Narrow the bone's limit, move the joint, or widen the blend so the limb folds without entering itself.",
+       short="passes through itself"),
+    _c("mesh-intersection", "WARNING / INFO", "shape", "Meshes through each other at a test pose",
+       "At a bone's own limit (or a 90-degree bend) two meshes pass through each other where they do not at "
+       "rest; WARNING at the rig's limit when one follows the turned bone and the other stays behind.",
+       "Weight the garment like the body under it (Data Transfer of the weights), or add the missing bone.",
+       short="meshes pass through"),
+    _c("joint-off-transition", "WARNING / INFO", "shape", "Joint away from its weight transition",
+       "Where a joint's parent and child weights hand over, along the bones, is 0.25 bone lengths or more from "
+       "the joint and the hand-over is sharp and clear of it (INFO from 0.1, or for a broad blend).",
+       "Move the joint to the rotation centre, or the weight transition to the joint.",
+       short="joint off its weights"),
+    _c("joint-outside-mesh", "WARNING", "shape", "Joint outside the mesh",
+       "The winding number of the skin a joint's bones carry is below 0.3 at the joint and the skin is 0.1 "
+       "bone lengths away or more.",
+       "Move the joint into the limb, at its rotation centre.",
+       short="joint outside mesh"),
+    _c("chain-roll-inconsistent", "WARNING / INFO", "shape", "Bone rolled against its chain",
+       "A bone's roll differs by 45 degrees or more from the bone it continues from (its parent's X carried "
+       "along the chain); WARNING where X and Z trade places on a bone with its own rotation limits, INFO "
+       "elsewhere (it matters to retargeted or mirrored animation).",
+       "Recalculate the roll of the chain (the roll fix) or align it by hand; then check the poses.",
+       fix="roll the bones named to the frame of the bone each continues from (heads, tails and meshes stay; "
+           "local rotations on them turn about the new axes)",
+       short="rolled bone"),
     _c("weight-asymmetry", "WARNING / INFO", "shape", "Weights are not symmetric",
        "A vertex's weights differ from its mirror vertex's mirrored-group weights by more than 0.05: WARNING "
        "from a difference of 0.1 (a tenth of the bend), INFO below.",

@@ -251,3 +251,46 @@ TWIST_CROWD_WEIGHT = 0.1
 TWIST_CROWD_ANGLE = 30.0
 #: ... a WARNING from this many vertices on (a ring of a limb); fewer, where several joints meet, INFO.
 TWIST_CROWD_VERTICES = 8
+#: Interpenetration at a test pose is a WARNING when the new contact reaches this many times the
+#: limb's radius from the joint (interpenetration.py): a forearm into the upper arm, an arm through
+#: a sleeve that stays behind.  The inner folds of a bent joint's crease stay within about two.
+CONTACT_REACH_RADII = 3.0
+#: Two meshes through each other at a test pose are a WARNING when this fraction of the contact's
+#: triangle pairs are one the turn carries whole against one it does not move: a sleeve weighted
+#: to the upper arm alone while the forearm turns (1.0), not a sleeve weighted like the arm under
+#: it whose inner crease folds with the arm's (0.39 on the bent tube of tests/factories/planted_rigs).
+CONTACT_APART_SHARE = 0.75
+
+#: A joint's weight transition this many bone lengths from the joint (the length of the bone it
+#: lies in) is a WARNING (an elbow a third of the way down the forearm), from JOINT_OFF_INFO INFO.
+JOINT_OFF_WARNING = 0.25
+JOINT_OFF_INFO = 0.1
+#: A joint is outside its limb when the winding number of the skin its bones carry is below this
+#: there (about 1 inside, 0 outside) and the nearest vertex is this many bone lengths away.
+JOINT_INSIDE_WINDING = 0.3
+JOINT_OUTSIDE_LENGTHS = 0.1
+#: joint-off-transition is a WARNING only for a hand-over one can point at: the middle half of
+#: the blend (the child's share between 0.25 and 0.75) spread over at most this many bone lengths
+#: (interquartile range), wholly on one side of the joint and JOINT_OFF_INFO bone lengths clear of
+#: it, its median short of this fraction of the bone's length from the far end (vertices beyond
+#: the bones pile at the ends).  Measured on the real-rig corpus: broad smooth
+#: weights (animals' spines and tails) and hand-overs piled at a bone's end gave 1.0 bone lengths
+#: that no pose shows; the misplaced elbow of tests/factories/planted_rigs is 0.29 and sharp.
+JOINT_BLEND_SPREAD = 0.25
+JOINT_AT_BONE_END = 0.95
+#: ... and this many times the limb's radius at the joint (the distance from the joint to the
+#: nearest skin its bones carry) away from it: a hand-over within a limb's thickness or so bends
+#: the skin much as the joint does (corpus: 0.4 to 2.9 radii; the planted elbow 3.3).
+JOINT_OFF_RADII = 3.0
+#: chain-roll-inconsistent from this roll between a bone and the bone it continues from (degrees);
+#: a WARNING up to 180 minus it (its X and Z trade places with its chain's) on a bone with its own
+#: rotation limits (they then hold the wrong axis), INFO otherwise (the rig's poses are unaffected;
+#: 84 to 180 degrees on many corpus shoulders, fingers and tails, none with limits);
+#: a joint bends (its bend axis is measured) when its bones meet at this angle or more.
+ROLL_INCONSISTENT_DEGREES = 45.0
+ROLL_BEND_DEGREES = 5.0
+#: The contact test's moderate poses (bones without limits, INFO only) are left out when their
+#: count times the character's triangles exceeds this: each costs a pass over the triangles' boxes
+#: and the blend region's triangles (measured: 16 ms a pose on a 12,600-vertex character, the
+#: audit's own time for 60 poses), and a turn the rig does not limit may never be posed.
+CONTACT_MODERATE_BUDGET = 2_000_000

@@ -29,6 +29,7 @@ from ...core.maths.mesh_graph import nearest_within
 from ..read.arrays import mesh_positions
 from ..read.weights import group_weights
 from ..run.audit_scene import armature_modifiers, audit_meshes
+from .roll import roll_chain
 from .scale import SCALE_CODES, apply_armature_scale
 
 #: Every code a fix exists for, with what it does (the panel's tooltip, the CLI's help): core/codes.py.
@@ -36,7 +37,9 @@ FIXABLE = CODES_FIXABLE
 
 
 #: Codes only the shape checks find: a fix of one turns them on for its audits.
-SHAPE_CHECK_CODES = frozenset({"stray-weights", "weight-asymmetry", "weight-step"})
+SHAPE_CHECK_CODES = frozenset({"stray-weights", "weight-asymmetry", "weight-step", "chain-roll-inconsistent"})
+#: Codes of the armature, repeated on every modifier's audit: fixed once.
+_ARMATURE_CODES = ("deform-bone-without-weights", "bbones-on-deform-bones", "chain-roll-inconsistent")
 
 #: Bones within this fraction of the mesh size of the nearest one are equally near (a joint).
 TIE_RELATIVE = 1e-5
@@ -294,6 +297,8 @@ def apply_fix(obj: bpy.types.Object, audit: MeshAudit, finding: Finding, setting
         return _property_fix(obj, audit, finding)
     if finding.code in SCALE_CODES:
         return apply_armature_scale(bpy.context, bpy.data.objects[audit.armature])
+    if finding.code == "chain-roll-inconsistent":
+        return roll_chain(bpy.context, bpy.data.objects[audit.armature], finding.bones)
     return _weight_fix(obj, audit, finding, settings)
 
 
@@ -326,7 +331,7 @@ def fix_mesh(context: bpy.types.Context, obj: bpy.types.Object, codes: Sequence[
                 message, n = apply_fix(obj, audit, finding, settings, options)
                 done.append(message)
                 changed += n
-            if code in ("deform-bone-without-weights", "bbones-on-deform-bones"):
+            if code in _ARMATURE_CODES:
                 break  # the armature's finding repeats on every modifier's audit
         if done:
             context.view_layer.update()

@@ -32,6 +32,9 @@ class AuditOptions:
     drift_relative: float = tolerances.FLOAT32_RELATIVE * 10
     #: Extreme poses, symmetry and stray weights (the shape checks); off for a faster CI gate.
     shape_checks: bool = True
+    #: With the shape checks: interpenetration at the contact poses, joint placement and chain roll
+    #: (interpenetration.py, joints.py); off to time or skip them alone.
+    contact_checks: bool = True
     #: Pose sweep: each deform bone bent and twisted by these angles (and to its own limits).
     sweep_degrees: tuple[float, ...] = (90.0, 180.0)
     #: twist-collapse below this smallest singular value; volume-loss below this determinant.

@@ -36,6 +36,8 @@ from ..findings import Finding, Severity
 from ..maths.affine import largest_side
 from ..skeleton import joint_budget_finding, judge_skeleton
 from .armature_modifier import to_armature
+from .interpenetration import interpenetration
+from .joints import chain_rolls, joint_placement
 from .options import AuditOptions
 from .skinned_mesh import Bones, SkinnedMesh
 from .stray_weights import find_stray_weights, stray_displacement
@@ -608,6 +610,16 @@ def _unmirrored(char: _Character, islands: NDArray[np.intp], every_island: NDArr
 _MIRROR_PAIRS = 2**18
 
 
+def _contacts(meshes: Sequence[SkinnedMesh], options: AuditOptions, findings: list[Finding],
+              metrics: dict[str, Any], parts: list[MeshPart]) -> None:
+    """Self- and mesh-intersections at the rig's limits and moderate bends (interpenetration.py)."""
+    found = interpenetration(meshes, options.test_pose_degrees)
+    findings += found.rig
+    metrics.update(found.metrics)
+    for k, more in found.per_mesh.items():
+        parts[k].findings.extend(more)
+
+
 def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions,
               missing: Sequence[MissingModifier] = (),
               rigid: Sequence[RigidPart] = ()) -> tuple[RigAudit, tuple[MeshPart, ...]]:
@@ -639,6 +651,12 @@ def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOption
             char = _character(meshes)
             _symmetry(armature, meshes, char, options, findings, metrics, list(parts))
             _strays(meshes, char, options, list(parts))
+        if options.shape_checks and options.contact_checks and deform.any():
+            _contacts(meshes, options, findings, metrics, list(parts))
+            for judged in (joint_placement(meshes, deform_parents(bones.parents, deform)),
+                           chain_rolls(bones, deform_parents(bones.parents, deform))):
+                findings += judged.findings
+                metrics.update(judged.metrics)
     findings += rigid_part_findings(armature, rigid, meshes[0].bones if meshes else None, options.target)
     findings += missing_modifier_findings(armature, missing)
     return RigAudit(armature, tuple(m.object for m in meshes), metrics, tuple(findings), skeleton), parts
