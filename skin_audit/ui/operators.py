@@ -574,7 +574,7 @@ class SKIN_AUDIT_OT_fix_finding(bpy.types.Operator):
 
     @classmethod
     def description(cls, context, properties):
-        from ..blender.fix.apply import FIXABLE
+        from ..core.fixes.fixable import FIXABLE
 
         finding = actions.finding_for_button(context, properties.mesh_index, properties.rig_index,
                                              properties.finding_index)
