@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 
 from ...core import tolerances
 from ...core.errors import InputError
+from ..actions import played_actions, slot_fcurves
 from ..build.objects import enter_edit, leave_edit
 from ..run.audit_scene import armature_modifiers
 
@@ -159,36 +160,9 @@ def _pose_path(path: str) -> tuple[str, str] | None:
     return bone.replace('\\"', '"'), prop
 
 
-def action_fcurves(action: bpy.types.Action, slot: bpy.types.ActionSlot | None = None) -> list[bpy.types.FCurve]:
-    """The F-curves an action animates ``slot`` with: layered actions (Blender 4.4+) through the
-    channel bags of that slot only (another slot animates another object); legacy actions whole."""
-    if getattr(action, "layers", None):
-        handle = None if slot is None else slot.handle
-        return [fc for layer in action.layers for strip in layer.strips
-                for bag in strip.channelbags if bag.slot_handle == handle for fc in bag.fcurves]
-    return list(getattr(action, "fcurves", ()))
-
-
-def _strips(strips: bpy.types.bpy_prop_collection) -> list[bpy.types.NlaStrip]:
-    """NLA strips, meta strips' own strips included."""
-    return [x for strip in strips for x in (strip, *_strips(strip.strips))]
-
-
-def played_actions(obj: bpy.types.Object) -> list[tuple[bpy.types.Action, bpy.types.ActionSlot | None]]:
-    """The actions ``obj`` plays, each with the slot it plays (None before Blender 4.4): the
-    assigned one and those of its NLA strips (glTF imports put every animation in a strip), each once."""
-    anim = obj.animation_data
-    if anim is None:
-        return []
-    found = [(anim.action, getattr(anim, "action_slot", None))] + [
-        (s.action, getattr(s, "action_slot", None)) for t in anim.nla_tracks for s in _strips(t.strips)]
-    return list({(a.as_pointer(), slot.handle if slot is not None else None): (a, slot)
-                 for a, slot in found if a is not None}.values())
-
-
 def _plays(obj: bpy.types.Object, action: bpy.types.Action, slot: bpy.types.ActionSlot | None) -> bool:
     return any(a == action and (slot is None or (other is not None and other.handle == slot.handle))
-               for a, other in played_actions(obj))
+               for a, other in played_actions(obj.animation_data))
 
 
 def _linked(data: bpy.types.ID | None) -> bool:
@@ -228,15 +202,15 @@ def _keyed_changes(arm: bpy.types.Object, maps: dict[str, _BoneMap]) -> _KeyEdit
     edits = _KeyEdits([], [])
     anim = arm.animation_data
     drivers = list(anim.drivers) if anim is not None else []
-    for action, fc in [*((a, fc) for a, slot in played_actions(arm) for fc in action_fcurves(a, slot)),
+    for action, fc in [*((a, fc) for a, slot in played_actions(arm.animation_data) for fc in slot_fcurves(a, slot)),
                        *((None, d) for d in drivers)]:
         if fc.data_path in ("scale", "delta_scale"):
             what = f"action '{action.name}' keys" if action is not None else "a driver sets"
             raise InputError(f"'{arm.name}': {what} the object's {fc.data_path}, which the fix sets to 1 for "
                              "good. Remove those keys or that driver (or apply the scale yourself per frame), "
                              "then fix")
-    for action, slot in played_actions(arm):
-        keyed = [(fc, p) for fc in action_fcurves(action, slot)
+    for action, slot in played_actions(arm.animation_data):
+        keyed = [(fc, p) for fc in slot_fcurves(action, slot)
                  if (p := _pose_path(fc.data_path)) and p[0] in maps]
         if not keyed:
             continue
@@ -430,7 +404,8 @@ def _unmappable(context: bpy.types.Context, arm: bpy.types.Object, s: F64) -> li
     if np.ptp(np.abs(s)) > tolerances.NON_UNIFORM_SCALE_RELATIVE * np.abs(s).max():
         # Measured: a posed curve offset moves the mesh under a non-uniform scale even along a scale
         # axis (0.11); a rest one stays at location poses but not when the bone twists (0.056).
-        keyed = {_pose_path(fc.data_path) for a, slot in played_actions(arm) for fc in action_fcurves(a, slot)}
+        keyed = {_pose_path(fc.data_path)
+                 for a, slot in played_actions(arm.animation_data) for fc in slot_fcurves(a, slot)}
         for b in arm.data.bones:
             if b.bbone_segments > 1 and any(getattr(b, p) != 0.0 or getattr(arm.pose.bones[b.name], p) != 0.0
                                             or (b.name, p) in keyed for p in _CURVES):
@@ -698,7 +673,7 @@ def apply_armature_scale(context: bpy.types.Context, arm: bpy.types.Object) -> t
 
     what = [f"applied scale {s.round(4).tolist()} of '{arm.name}' to its rest pose ({len(maps)} bones)"]
     if keys.scaled or keys.mixed:
-        names = ", ".join(dict.fromkeys(f"'{a.name}'" for a, _ in played_actions(arm)))
+        names = ", ".join(dict.fromkeys(f"'{a.name}'" for a, _ in played_actions(arm.animation_data)))
         what.append(f"{len(keys.scaled) + 3 * len(keys.mixed)} F-curves of {names} mapped")
     if kept:
         what.append(f"children kept their world transform ({', '.join(kept)})")
