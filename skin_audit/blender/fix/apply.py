@@ -25,11 +25,12 @@ from ...core.errors import InputError
 from ...core.findings import Finding
 from ...core.fixes import weights as wfix
 from ...core.fixes.fixable import FIXABLE
+from ...core.fixes.scale import SCALE_CODES
 from ...core.maths.mesh_graph import nearest_within
 from ..read.arrays import mesh_positions
 from ..read.weights import group_weights
 from ..run.audit_scene import armature_modifiers, audit_meshes
-from .scale import SCALE_CODES, apply_armature_scale
+from .scale import apply_armature_scale
 
 #: Codes only the shape checks find: a fix of one turns them on for its audits.
 SHAPE_CHECK_CODES = frozenset({"stray-weights", "weight-asymmetry"})
