@@ -213,17 +213,6 @@ def _unsupported_vertices(mesh: SkinnedMesh, rec: Recomputed) -> NDArray[np.bool
     return skip
 
 
-def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
-                       spot_checker: SpotChecker | None = None) -> MeshAudit:
-    """Every check on one mesh seen alone, its armature's findings included (the mesh is the
-    whole character); returns findings, metrics and per-vertex measures.
-
-    ``spot_checker`` lets Blender re-evaluate a few of the sweep's test poses.
-    """
-    rig, (audit,) = audit_character(mesh.armature_object, [mesh], options, [spot_checker])
-    return replace(audit, findings=audit.findings + rig.findings)
-
-
 def audit_character(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions,
                     spot_checkers: Sequence[SpotChecker | None] | None = None,
                     missing: Sequence[MissingModifier] = (),
