@@ -5,6 +5,7 @@ imports it, ``batch/`` never imports ``cli.py``, and no layer reads the package 
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import skin_audit
@@ -13,7 +14,8 @@ PACKAGE = Path(skin_audit.__file__).parent
 TOP = {"cli", "batch", "blender_command", "__main__"}
 
 
-def _imports(path: Path) -> set[str]:
+@cache
+def _imports(path: Path) -> frozenset[str]:
     """Every module ``path`` imports, as a dotted name inside the package ('' = the root)."""
     parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
     package = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
@@ -27,7 +29,7 @@ def _imports(path: Path) -> set[str]:
                 out.add(".".join([*base, node.module]))
             else:
                 out.update(".".join([*base, alias.name]) for alias in node.names)
-    return out
+    return frozenset(out)
 
 
 def _is_module(name: str) -> bool:
