@@ -170,9 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fixable() -> list[str]:
-    from .core.fixes.fixable import FIXABLE
-
-    return list(FIXABLE)
+    # The list lives beside the fixes (they need bpy); kept here as plain names for --help without Blender.
+    return ["too-many-influences", "weights-not-normalized", "unweighted-vertices", "stray-weights",
+            "weight-asymmetry", "group-without-bone", "weights-on-non-deform-bone", "deform-bone-without-weights",
+            "preserve-volume-on", "bbones-on-deform-bones", "non-uniform-armature-scale", "negative-armature-scale"]
 
 
 def _threshold(text: str) -> float:

@@ -370,8 +370,7 @@ def fix_finding(context: bpy.types.Context, mesh_index: int, rig_index: int, fin
                 fix_settings):
     """Apply the fix of one finding (a mesh's, or with ``mesh_index`` < 0 a rig's, on its first mesh),
     then audit the same meshes again so the panel shows what is left.  Returns the FixOutcome."""
-    from ..blender.fix.apply import fix_mesh
-    from ..core.fixes.fixable import FIXABLE
+    from ..blender.fix.apply import FIXABLE, fix_mesh
 
     result = require_audit(context.scene)
     if mesh_index >= 0:

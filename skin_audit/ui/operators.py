@@ -514,7 +514,7 @@ class SKIN_AUDIT_OT_fix_finding(_Button, bpy.types.Operator):
 
     @classmethod
     def description(cls, context, properties):
-        from ..core.fixes.fixable import FIXABLE
+        from ..blender.fix.apply import FIXABLE
 
         finding = actions.finding_for_button(context, properties.mesh_index, properties.rig_index,
                                              properties.finding_index)

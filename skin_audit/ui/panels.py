@@ -13,9 +13,9 @@ import textwrap
 import bpy
 
 from ..blender.build import twist_rig
+from ..blender.fix.apply import FIXABLE
 from ..core.audit.rig_audit import RigAudit
 from ..core.findings import Finding, worst_severity
-from ..core.fixes.fixable import FIXABLE
 from . import state
 from .actions import has_engine_previews
 

@@ -75,9 +75,3 @@ def test_expand_paths_lists_files_and_names_each_problem(tmp_path):
     assert got[3][0] == tmp_path / "empty" and got[3][1].startswith("folder has no .blend")
     assert got[4][0] == tmp_path / "x.obj" and "unsupported file type '.obj'" in got[4][1]
 
-
-def test_command_line_fix_codes_are_the_fixable_codes():
-    from skin_audit.cli import _fixable
-    from skin_audit.core.fixes.fixable import FIXABLE
-
-    assert _fixable() == list(FIXABLE) and len(FIXABLE) == 12

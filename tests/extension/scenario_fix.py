@@ -81,7 +81,7 @@ def check_fix_buttons_beside_fixable_findings() -> None:
     mesh_fixes = {p["finding_index"] for p in fixes if p.get("mesh_index", -1) == 0}
     assert _index(findings, "weights-not-normalized") in mesh_fixes, fixes
     assert _index(findings, "group-without-bone") in mesh_fixes, fixes
-    fixable = submodule("core.fixes.fixable").FIXABLE
+    fixable = submodule("blender.fix.apply").FIXABLE
     assert all(findings[i].code in fixable for i in mesh_fixes)
     rig_fixes = {p["finding_index"] for p in fixes if p.get("rig_index", -1) == 0}
     assert _index(_result().rigs[0].findings, "deform-bone-without-weights") in rig_fixes, fixes

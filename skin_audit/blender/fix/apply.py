@@ -24,13 +24,31 @@ from ...core.audit.symmetry import mirror_groups, pair_bones, reflect_points
 from ...core.errors import InputError
 from ...core.findings import Finding
 from ...core.fixes import weights as wfix
-from ...core.fixes.fixable import FIXABLE
-from ...core.fixes.scale import SCALE_CODES
 from ...core.maths.mesh_graph import nearest_within
 from ..read.arrays import mesh_positions
 from ..read.weights import group_weights
 from ..run.audit_scene import armature_modifiers, audit_meshes
-from .scale import apply_armature_scale
+from .scale import SCALE_CODES, apply_armature_scale
+
+#: Every code a fix exists for, with what it does (the panel's tooltip, the CLI's help).
+FIXABLE: dict[str, str] = {
+    "too-many-influences": "keep the N largest deform weights per vertex, then normalise those vertices",
+    "weights-not-normalized": "scale the unlocked deform weights of the listed vertices to sum to 1",
+    "unweighted-vertices": "give unweighted vertices their nearest weighted neighbours' weights along the mesh",
+    "stray-weights": "remove the stray islands and far weights (or weights below a threshold), then normalise "
+                     "those vertices",
+    "weight-asymmetry": "copy one side's weights to the other through the audit's bone pairs and mirror vertices",
+    "group-without-bone": "remove the vertex group, or merge its weights into a deform bone's group",
+    "weights-on-non-deform-bone": "remove the vertex group, or merge its weights into a deform bone's group",
+    "deform-bone-without-weights": "turn Deform off on the bones that move no vertex",
+    "preserve-volume-on": "turn Preserve Volume off on the Armature modifier (engines skin with LBS)",
+    "bbones-on-deform-bones": "set B-Bone segments to 1 on deform bones (what exporters bake anyway)",
+    "non-uniform-armature-scale": "apply the armature's scale to its rest pose, pose and keys; skinned meshes "
+                                  "stay where they are",
+    "negative-armature-scale": "apply the armature's mirror to its rest pose (proper bone frames), pose and "
+                               "keys; a mirrored mesh child takes the mirror into its data (faces flipped)",
+}
+
 
 #: Codes only the shape checks find: a fix of one turns them on for its audits.
 SHAPE_CHECK_CODES = frozenset({"stray-weights", "weight-asymmetry"})

@@ -50,6 +50,7 @@ from ...core.fixes.scale import (
     CURVES,
     PER_AXIS,
     ROLLS,
+    SCALE_CODES,
     BoneMap,
     blender_scale,
     bone_maps,
@@ -59,6 +60,8 @@ from ...core.fixes.scale import (
 from ..actions import played_actions, slot_fcurves
 from ..build.objects import enter_edit, leave_edit
 from ..run.audit_scene import armature_modifiers
+
+__all__ = ["SCALE_CODES", "apply_armature_scale", "armature_basis_scale"]
 
 F64 = NDArray[np.float64]
 

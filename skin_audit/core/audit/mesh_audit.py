@@ -41,7 +41,7 @@ from .stress_poses import standard_poses
 
 F64 = NDArray[np.float64]
 
-#: Every code the rules of this module can report (the shape checks have their own: shape_checks.SHAPE_CODES).
+#: Every code the rules of this module can report (the shape checks have their own: audit_shape.SHAPE_CODES).
 RULE_CODES = frozenset({
     "unweighted-vertices", "weights-not-normalized", "too-many-influences", "group-without-bone",
     "weights-on-non-deform-bone", "deform-bone-without-weights", "bind-pose-drift", "skinning-mismatch",
