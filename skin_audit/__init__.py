@@ -6,22 +6,22 @@ here imports bpy until ``register()`` runs, so ``skin_audit.core`` stays usable
 with numpy alone.
 """
 
-__version__ = "0.1.0"
+from .core.version import __version__
+
+__all__ = ["__version__", "register", "unregister"]
 
 
 def register() -> None:
     """Add the sidebar panel, its operators and settings, and ``blender --command skin_audit``."""
-    from . import ui
-    from .blender import cli_command
+    from . import blender_command, ui
 
     ui.register()
-    cli_command.register()
+    blender_command.register()
 
 
 def unregister() -> None:
     """Remove everything ``register()`` added, in reverse order."""
-    from . import ui
-    from .blender import cli_command
+    from . import blender_command, ui
 
-    cli_command.unregister()
+    blender_command.unregister()
     ui.unregister()

@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__
+from .batch.command_line import positive_int
 from .core.errors import InputError, SkinAuditError
 from .core.text import printable, printable_lines
+from .core.version import __version__
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -35,16 +36,6 @@ def parse_angles(text: str) -> list[float]:
     if not angles or not all(math.isfinite(a) for a in angles):
         raise argparse.ArgumentTypeError(f"bad angle list {text!r}: angles must be finite numbers")
     return angles
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _frames(text: str) -> tuple[float | None, float | None, float]:
@@ -134,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--config", metavar="FILE", help="TOML config: severities, ignores, options, paths to "
                        "skip (default: skin_audit.toml beside the audited folder or at the repository root)")
     # Defaults None: a flag given on the command line wins over the config file, the file over the default.
-    audit.add_argument("--max-influences", type=_positive_int, default=None, metavar="N",
+    audit.add_argument("--max-influences", type=positive_int, default=None, metavar="N",
                        help="deform weights per vertex an engine keeps (default 4)")
     audit.add_argument("--weight-tolerance", type=_weight_tolerance, default=None, metavar="TOL|gltf",
                        help="allowed |sum of weights - 1| (default 1e-4; 'gltf' = 2e-7 x non-zero weights)")
@@ -204,7 +195,7 @@ def _add_fix_parser(sub: Any) -> None:
                      "Blender's exporter; never the input")
     fix.add_argument("--in-place", action="store_true", help="write over the input instead of --out")
     fix.add_argument("--object", metavar="NAME", help="fix only this mesh object")
-    fix.add_argument("--max-influences", type=_positive_int, default=4, metavar="N",
+    fix.add_argument("--max-influences", type=positive_int, default=4, metavar="N",
                      help="too-many-influences: deform weights kept per vertex (default 4)")
     fix.add_argument("--stray-action", choices=("islands", "below"), default="islands",
                      help="stray-weights: remove the audit's islands and far weights (default), or every "
@@ -323,8 +314,9 @@ def _run_audit(args: argparse.Namespace, out: TextIO) -> int:
 
     require_bpy()
 
-    from .blender.run.audit_files import audit_paths, expand_paths, make_report
+    from .blender.run.audit_files import audit_paths, make_report
     from .core.findings import at_or_above
+    from .core.input_guard import expand_paths
     from .core.output_files import json_text
     from .core.reports.text import summary_text, write_lines
 

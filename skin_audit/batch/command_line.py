@@ -59,11 +59,20 @@ def _scheduler(text: str) -> str:
     return address
 
 
+def positive_int(text: str) -> int:
+    """An option's whole number of at least 1 (``--jobs``; ``cli.py``'s ``--max-influences``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def add_arguments(audit: argparse.ArgumentParser) -> None:
     """``--jobs``, ``--file-timeout``, ``--file-memory-mb``, ``--scheduler`` (docs/scale.md)."""
-    from ..cli import _positive_int
-
-    audit.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+    audit.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                        help="audit in N worker processes, each with its own Blender, so a file that crashes "
                             "or hangs costs only itself (default: one per core when there is more than one file)")
     audit.add_argument("--file-timeout", type=_seconds, default=None, metavar="SECONDS",

@@ -62,7 +62,7 @@ class BatchResult:
 
 def expand(paths: Iterable[str]) -> list[tuple[str, str]]:
     """(path, problem) for each file to audit, exactly as the in-process run lists them."""
-    from ..blender.run.audit_files import expand_paths
+    from ..core.input_guard import expand_paths
 
     return [(str(path), problem) for path, problem in expand_paths(paths)]
 

@@ -6,8 +6,8 @@
 - ``build/``: build in Blender (the twist experiment's rig);
 - ``show/``: put results on the user's data when asked (heatmap, selection, pose preview);
 - ``run/``: whole jobs (audit files or the scene, the twist experiment);
-- ``sandbox``, ``session``, ``cli_command``: the throw-away scene, where bpy comes from, and
-  ``blender --command skin_audit``.
+- ``sandbox``, ``session``: the throw-away scene and where bpy comes from
+  (``blender --command skin_audit`` is registered by ``skin_audit/blender_command.py``, beside ``cli.py``).
 
 It imports ``core``; ``core`` never imports it.  ``ui`` calls it.
 """

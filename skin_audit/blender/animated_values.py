@@ -13,10 +13,11 @@ changes, so what the user set stays.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import bpy
+
+from .actions import action_fcurves, played_actions
 
 #: ``bpy.data`` collections whose datablocks can carry animation and be evaluated by a depsgraph.
 ANIMATABLE = ("objects", "meshes", "armatures", "shape_keys", "materials", "node_groups", "curves",
@@ -24,32 +25,11 @@ ANIMATABLE = ("objects", "meshes", "armatures", "shape_keys", "materials", "node
               "pointclouds", "volumes", "grease_pencils", "metaballs", "speakers", "lightprobes")
 
 
-def _actions(ad: Any) -> Iterator[Any]:
-    """The actions an animation data block plays: its own and its NLA strips'."""
-    if ad.action is not None:
-        yield ad.action
-    for track in ad.nla_tracks:
-        for strip in track.strips:
-            if strip.action is not None:
-                yield strip.action
-
-
-def _fcurves(action: Any) -> Iterator[Any]:
-    """Every F-Curve of an action, of every slot (Blender 4.4+ layered actions) or its legacy list."""
-    legacy = getattr(action, "fcurves", None)  # (removed in Blender 5.0)
-    if legacy is not None:
-        yield from legacy
-    for layer in getattr(action, "layers", ()):
-        for strip in layer.strips:
-            for bag in getattr(strip, "channelbags", ()):
-                yield from bag.fcurves
-
-
 def _paths(ad: Any) -> set[tuple[str, int]]:
     """(data path, array index) of every property the animation data may write."""
     out = {(fc.data_path, fc.array_index) for fc in ad.drivers}
-    for action in _actions(ad):
-        out.update((fc.data_path, fc.array_index) for fc in _fcurves(action))
+    for action, _ in played_actions(ad):
+        out.update((fc.data_path, fc.array_index) for fc in action_fcurves(action))
     return out
 
 

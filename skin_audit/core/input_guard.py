@@ -74,3 +74,25 @@ def file_message(path: str | os.PathLike[str], problem: str) -> str:
     text = one_line(problem)
     name = str(path)
     return text if text.startswith(name) else f"{name}: {text}"
+
+
+def expand_paths(paths: Iterable[str]) -> list[tuple[Path, str]]:
+    """Files to audit: each path, or every supported file under a folder (sorted).
+
+    Returns (path, problem) pairs; ``problem`` is empty for a file to audit.
+    """
+    out: list[tuple[Path, str]] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in INPUT_SUFFIXES)
+            if not found:
+                out.append((p, f"folder has no {', '.join(INPUT_SUFFIXES)} file"))
+            out += [(f, "") for f in found]
+        elif not p.exists():
+            out.append((p, "no such file or folder"))
+        elif p.suffix.lower() not in INPUT_SUFFIXES:
+            out.append((p, f"unsupported file type '{p.suffix}'; expected one of {', '.join(INPUT_SUFFIXES)}"))
+        else:
+            out.append((p, ""))
+    return out

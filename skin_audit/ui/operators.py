@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The panel's buttons.  Each ``execute()`` reads settings, calls one function
-in ``actions``, forwards its messages with ``self.report`` and returns."""
+"""The panel's buttons.  Each one's ``run()`` reads settings, calls one function in
+``actions`` and forwards its messages with ``self.report``; ``_Button.execute`` turns the
+project's errors into a report and a cancel."""
 
 from __future__ import annotations
 
@@ -65,23 +66,21 @@ def _poll_fresh(cls, context: bpy.types.Context) -> bool:
     return True
 
 
-def _cancel(op: bpy.types.Operator, exc: SkinAuditError) -> set[str]:
-    op.report({"ERROR"}, str(exc))
-    return {"CANCELLED"}
+class _Button:
+    """Base of the panel's buttons: ``execute`` calls ``run``, which calls one function and
+    reports what it did.  The project's own error is reported and cancels; anything else is a
+    skin_audit bug: its traceback goes to the console, the user gets one line and the operator
+    cancels (the sandbox copies are context managers, so the scene is as before)."""
 
-
-def _never_raises(cls: type) -> type:
-    """Wrap ``cls.execute`` so a bug of ours is a message in the panel, never a traceback.
-
-    Each execute catches the project's own errors itself; anything else is a skin_audit bug:
-    its traceback goes to the console, the user gets one line and the operator cancels (the
-    sandbox copies are context managers, so the scene is as before).
-    """
-    run = cls.execute
+    def run(self, context: bpy.types.Context) -> None:
+        raise NotImplementedError
 
     def execute(self, context):
         try:
-            return run(self, context)
+            self.run(context)
+        except SkinAuditError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         except Exception as exc:  # never let a panel button raise
             import traceback
 
@@ -91,10 +90,7 @@ def _never_raises(cls: type) -> type:
             self.report({"ERROR"}, f"skin_audit internal error (a bug; please report it): "
                                    f"{type(exc).__name__}: {one_line(str(exc))}")
             return {"CANCELLED"}
-
-    execute.__doc__ = run.__doc__
-    cls.execute = execute
-    return cls
+        return {"FINISHED"}
 
 
 def _report_finding(op: bpy.types.Operator, severity: str, message: str) -> None:
@@ -106,7 +102,7 @@ def _report_finding(op: bpy.types.Operator, severity: str, message: str) -> None
         op.report({severity}, message)
 
 
-class SKIN_AUDIT_OT_build_demo(bpy.types.Operator):
+class SKIN_AUDIT_OT_build_demo(_Button, bpy.types.Operator):
     """Build the twist demo: a 216-vertex cylinder skinned to two bones (replaces a previous one)"""
 
     bl_idname = "skin_audit.build_demo"
@@ -121,16 +117,12 @@ class SKIN_AUDIT_OT_build_demo(bpy.types.Operator):
             return False
         return True
 
-    def execute(self, context):
-        try:
-            rig = actions.build_demo(context, context.scene.skin_audit)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        rig = actions.build_demo(context, context.scene.skin_audit)
         self.report({"INFO"}, f"Built {rig.mesh.name!r} skinned to {rig.armature.name!r}")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_measure_twist(bpy.types.Operator):
+class SKIN_AUDIT_OT_measure_twist(_Button, bpy.types.Operator):
     """Measure the demo rig at the slider's twist: Blender's mid-ring radius against the closed form"""
 
     bl_idname = "skin_audit.measure_twist"
@@ -146,19 +138,15 @@ class SKIN_AUDIT_OT_measure_twist(bpy.types.Operator):
             return False
         return _poll_not_edit(cls, context, "measuring")
 
-    def execute(self, context):
-        try:
-            readout = actions.measure_twist(context, context.scene.skin_audit)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        readout = actions.measure_twist(context, context.scene.skin_audit)
         for finding in readout.findings:
             _report_finding(self, finding.severity, finding.message)
         self.report({"INFO"}, f"Mid-ring radius {readout.mid_ring_blender:.6g} "
                               f"(closed form {readout.mid_ring_closed_form:.6g})")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_run_audit(bpy.types.Operator):
+class SKIN_AUDIT_OT_run_audit(_Button, bpy.types.Operator):
     """Audit the active mesh, or every mesh the active armature deforms (changes nothing)"""
 
     bl_idname = "skin_audit.run_audit"
@@ -176,18 +164,14 @@ class SKIN_AUDIT_OT_run_audit(bpy.types.Operator):
             return False
         return True
 
-    def execute(self, context):
-        try:
-            result = actions.run_audit(context, context.scene.skin_audit)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        result = actions.run_audit(context, context.scene.skin_audit)
         # Findings are results, not a failure: at most a warning (an ERROR report would raise in scripts).
         level = "INFO" if worst_severity(result.findings) in (None, "INFO") else "WARNING"
         self.report({level}, f"Audited {result.summary()}")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_audit_again(bpy.types.Operator):
+class SKIN_AUDIT_OT_audit_again(_Button, bpy.types.Operator):
     """Audit the last audit's meshes again, with its settings (after an undo or redo)"""
 
     bl_idname = "skin_audit.audit_again"
@@ -198,17 +182,13 @@ class SKIN_AUDIT_OT_audit_again(bpy.types.Operator):
     def poll(cls, context):
         return _poll_audited(cls, context) and _poll_not_edit(cls, context, "the audit")
 
-    def execute(self, context):
-        try:
-            result = actions.audit_again(context)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        result = actions.audit_again(context)
         level = "INFO" if worst_severity(result.findings) in (None, "INFO") else "WARNING"
         self.report({level}, f"Audited {result.summary()}")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_finding_text(bpy.types.Operator):
+class SKIN_AUDIT_OT_finding_text(_Button, bpy.types.Operator):
     """Show this finding's full text (also written to the Info editor)"""
 
     bl_idname = "skin_audit.finding_text"
@@ -238,11 +218,8 @@ class SKIN_AUDIT_OT_finding_text(bpy.types.Operator):
         return finding
 
     def invoke(self, context, _event):
-        try:
-            self._finding(context)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
-        self.execute(context)
+        if self.execute(context) == {"CANCELLED"}:
+            return {"CANCELLED"}
         return context.window_manager.invoke_popup(self, width=POPUP_WIDTH)
 
     def draw(self, context):
@@ -254,16 +231,12 @@ class SKIN_AUDIT_OT_finding_text(bpy.types.Operator):
         draw_finding_text(self.layout, finding, self.finding_index, mesh_index=self.mesh_index,
                           rig_index=self.rig_index, armature=armature, buttons=not result.stale)
 
-    def execute(self, context):
-        try:
-            finding = self._finding(context)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        finding = self._finding(context)
         _report_finding(self, finding.severity, f"{finding.code}: {finding.message}")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_select_finding(bpy.types.Operator):
+class SKIN_AUDIT_OT_select_finding(_Button, bpy.types.Operator):
     """Select what this finding points at: its vertices (Edit Mode) or its bones (Pose Mode)"""
 
     bl_idname = "skin_audit.select_finding"
@@ -296,16 +269,12 @@ class SKIN_AUDIT_OT_select_finding(bpy.types.Operator):
                 return f"Select the {what} of: {findings[properties.finding_index].message}"
         return cls.__doc__
 
-    def execute(self, context):
-        try:
-            selected = actions.select_finding(context, self.mesh_index, self.finding_index, self.target)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        selected = actions.select_finding(context, self.mesh_index, self.finding_index, self.target)
         self.report({"INFO"}, f"Selected {selected.count} {selected.kind} of {selected.object!r}")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_select_rig_finding(bpy.types.Operator):
+class SKIN_AUDIT_OT_select_rig_finding(_Button, bpy.types.Operator):
     """Select the bones this armature finding names (Pose Mode)"""
 
     bl_idname = "skin_audit.select_rig_finding"
@@ -328,16 +297,12 @@ class SKIN_AUDIT_OT_select_rig_finding(bpy.types.Operator):
             return f"Select the bones of: {rigs[properties.rig_index].findings[properties.finding_index].message}"
         return cls.__doc__
 
-    def execute(self, context):
-        try:
-            selected = actions.select_rig_finding(context, self.rig_index, self.finding_index)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        selected = actions.select_rig_finding(context, self.rig_index, self.finding_index)
         self.report({"INFO"}, f"Selected {selected.count} {selected.kind} of {selected.object!r}")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_show_test_pose(bpy.types.Operator):
+class SKIN_AUDIT_OT_show_test_pose(_Button, bpy.types.Operator):
     """Pose the armature at this finding's worst test pose (all other channels at rest; undo restores)"""
 
     bl_idname = "skin_audit.show_test_pose"
@@ -354,13 +319,9 @@ class SKIN_AUDIT_OT_show_test_pose(bpy.types.Operator):
             return False
         return _poll_not_edit(cls, context, "posing")
 
-    def execute(self, context):
-        try:
-            label = actions.show_test_pose(context, self.mesh_index, self.finding_index)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        label = actions.show_test_pose(context, self.mesh_index, self.finding_index)
         self.report({"INFO"}, f"Showing test pose {label}")
-        return {"FINISHED"}
 
 
 #: Blender keeps pointers into a dynamic enum's strings: hold them while they may be shown.
@@ -375,7 +336,7 @@ def _measure_items(_self, context):
     return _MEASURE_ITEMS
 
 
-class SKIN_AUDIT_OT_jump_to_frame(bpy.types.Operator):
+class SKIN_AUDIT_OT_jump_to_frame(_Button, bpy.types.Operator):
     """Play the finding's action, go to its worst frame and select its vertices (one undo step)"""
 
     bl_idname = "skin_audit.jump_to_frame"
@@ -392,16 +353,12 @@ class SKIN_AUDIT_OT_jump_to_frame(bpy.types.Operator):
             return False
         return _poll_not_edit(cls, context, "changing the frame")
 
-    def execute(self, context):
-        try:
-            shown = actions.jump_to_frame(context, self.mesh_index, self.finding_index)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        shown = actions.jump_to_frame(context, self.mesh_index, self.finding_index)
         self.report({"INFO"}, f"Showing {shown}")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_show_heatmap(bpy.types.Operator):
+class SKIN_AUDIT_OT_show_heatmap(_Button, bpy.types.Operator):
     """Paint a per-vertex measure of the audit on the mesh (red high, blue low) and show it in the viewport"""
 
     bl_idname = "skin_audit.show_heatmap"
@@ -421,17 +378,13 @@ class SKIN_AUDIT_OT_show_heatmap(bpy.types.Operator):
             return False
         return True
 
-    def execute(self, context):
-        try:
-            painted = actions.show_heatmap(context, self.measure)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        painted = actions.show_heatmap(context, self.measure)
         self.report({"INFO"}, f"Heatmap of {painted.measure} on {', '.join(painted.objects)}: "
                               f"blue {painted.low:.4g}, red {painted.high:.4g}")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_clear_heatmap(bpy.types.Operator):
+class SKIN_AUDIT_OT_clear_heatmap(_Button, bpy.types.Operator):
     """Remove the heatmap colour attribute from the audited meshes"""
 
     bl_idname = "skin_audit.clear_heatmap"
@@ -446,16 +399,12 @@ class SKIN_AUDIT_OT_clear_heatmap(bpy.types.Operator):
             return False
         return True
 
-    def execute(self, context):
-        try:
-            removed = actions.clear_heatmap(context)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        removed = actions.clear_heatmap(context)
         self.report({"INFO"}, f"Removed the heatmap from {removed} mesh(es)")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_export_report(bpy.types.Operator, ExportHelper):
+class SKIN_AUDIT_OT_export_report(_Button, bpy.types.Operator, ExportHelper):
     """Save the last audit as a JSON report"""
 
     bl_idname = "skin_audit.export_report"
@@ -469,16 +418,12 @@ class SKIN_AUDIT_OT_export_report(bpy.types.Operator, ExportHelper):
     def poll(cls, context):
         return _poll_fresh(cls, context)
 
-    def execute(self, context):
-        try:
-            path = actions.export_report(context, self.filepath)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        path = actions.export_report(context, self.filepath)
         self.report({"INFO"}, f"Wrote {path}")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_preview_engine(bpy.types.Operator):
+class SKIN_AUDIT_OT_preview_engine(_Button, bpy.types.Operator):
     """Show a copy of the active mesh beside it, deformed as the chosen engine draws it at this pose"""
 
     bl_idname = "skin_audit.preview_engine"
@@ -496,18 +441,14 @@ class SKIN_AUDIT_OT_preview_engine(bpy.types.Operator):
             return False
         return True
 
-    def execute(self, context):
-        try:
-            copy, nowhere = actions.show_engine_preview(context, context.scene.skin_audit)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+    def run(self, context):
+        copy, nowhere = actions.show_engine_preview(context, context.scene.skin_audit)
         if nowhere:
             self.report({"WARNING"}, f"{nowhere} vertices have no position in this engine; left at rest")
         self.report({"INFO"}, f"Showing {copy.name!r} (remove it with Remove Preview)")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_remove_engine_preview(bpy.types.Operator):
+class SKIN_AUDIT_OT_remove_engine_preview(_Button, bpy.types.Operator):
     """Delete the engine preview copies of this scene"""
 
     bl_idname = "skin_audit.remove_engine_preview"
@@ -525,13 +466,12 @@ class SKIN_AUDIT_OT_remove_engine_preview(bpy.types.Operator):
             return False
         return True
 
-    def execute(self, context):
+    def run(self, context):
         removed = actions.remove_engine_previews(context)
         self.report({"INFO"}, f"Removed {removed} engine preview(s)")
-        return {"FINISHED"}
 
 
-class SKIN_AUDIT_OT_fix_finding(bpy.types.Operator):
+class SKIN_AUDIT_OT_fix_finding(_Button, bpy.types.Operator):
     """Fix this finding: change only what it names (one undo step), then audit again"""
 
     bl_idname = "skin_audit.fix_finding"
@@ -582,20 +522,16 @@ class SKIN_AUDIT_OT_fix_finding(bpy.types.Operator):
             return cls.__doc__
         return f"Fix {finding.code}: {FIXABLE[finding.code]}"
 
-    def execute(self, context):
+    def run(self, context):
         from ..blender.fix.apply import FixSettings
 
         limit = self.max_influences or context.scene.skin_audit.max_influences
         fix = FixSettings(max_influences=limit, threshold=self.threshold, group_action=self.group_action,
                           merge_into=self.merge_into, mirror_direction=self.direction,
                           stray_action=self.stray_action)
-        try:
-            outcome = actions.fix_finding(context, self.mesh_index, self.rig_index, self.finding_index, fix)
-        except SkinAuditError as exc:
-            return _cancel(self, exc)
+        outcome = actions.fix_finding(context, self.mesh_index, self.rig_index, self.finding_index, fix)
         self.report({"INFO"}, f"{outcome.object}: {outcome.code} {outcome.before.get(outcome.code, 0)} -> "
                               f"{outcome.after.get(outcome.code, 0)}; {outcome.message}")
-        return {"FINISHED"}
 
 
 CLASSES = (
@@ -615,5 +551,3 @@ CLASSES = (
     SKIN_AUDIT_OT_remove_engine_preview,
     SKIN_AUDIT_OT_fix_finding,
 )
-for _cls in CLASSES:
-    _never_raises(_cls)

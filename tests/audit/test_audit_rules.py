@@ -557,7 +557,7 @@ def test_skinning_mismatch_from_a_weight_modifier_before_the_armature(bpy, rb):
 def test_skinning_mismatch_judge_on_extracted_data(bpy, rb):
     """The judge itself: real extracted data whose Blender positions are moved on purpose."""
     from skin_audit.blender.read.extract import extract
-    from skin_audit.core.audit.mesh_audit import audit_skinned_mesh
+    from tests.factories.audits import audit_skinned_mesh
 
     mesh, arm = cylinder_rig(rb)
     pose(bpy, arm, "Child", (0.7, 0.3, 0.0))

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from skin_audit.core.maths import bbone as bb
+from tests.factories import bbone_reference as ref
 
 pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
@@ -198,12 +199,12 @@ def numpy_deform(arm, tube, preserve_volume):
             quats = bb.segment_dual_quaternions(arm_mat, rest_seg, deform)
             real, dual = bb.accumulate_bbone_dual(real, dual, rest, w, idx, blend, quats)
         else:
-            m = bb.blended_segment_matrices(idx, blend, deform)
+            m = ref.blended_segment_matrices(idx, blend, deform)
             moved = np.einsum("vij,vj->vi", m[:, :3, :3], rest) + m[:, :3, 3]
             disp += w[:, None] * (moved - rest)
         contrib += w
     if preserve_volume:
-        return bb.dual_transform(rest, real, dual, contrib)
+        return ref.dual_transform(rest, real, dual, contrib)
     return rest + disp / contrib[:, None]
 
 

@@ -211,10 +211,10 @@ def test_negative_scale_maps_the_actions_of_nla_strips(bpy, empty_scene):
 
 
 def _fcurves(arm):
-    from skin_audit.blender.fix.scale import action_fcurves
+    from skin_audit.blender.actions import slot_fcurves
 
     anim = arm.animation_data
-    return action_fcurves(anim.action, getattr(anim, "action_slot", None))
+    return slot_fcurves(anim.action, getattr(anim, "action_slot", None))
 
 
 def test_non_uniform_scale_rest_and_location_poses_stay(bpy, empty_scene):

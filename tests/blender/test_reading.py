@@ -263,6 +263,49 @@ def test_an_audit_leaves_the_values_a_user_set_without_a_keyframe(bpy):
         assert tuple(arm.location) == pytest.approx((0.0, 0.25, 0.0))
 
 
+def play_from_a_meta_strip(bpy, obj) -> None:
+    """Move ``obj``'s action into an NLA strip inside a meta strip; nothing else plays it."""
+    ad = obj.animation_data
+    action = ad.action
+    track = ad.nla_tracks.new()
+    strip = track.strips.new(action.name, int(action.frame_range[0]), action)
+    ad.action = None
+    track.select = strip.select = True
+    window = bpy.context.window_manager.windows[0]
+    area = window.screen.areas[0]
+    kind = area.type
+    area.type = "NLA_EDITOR"  # meta strips are made by the NLA editor's operator only
+    try:
+        region = next(r for r in area.regions if r.type == "WINDOW")
+        with bpy.context.temp_override(window=window, area=area, region=region):
+            assert bpy.ops.nla.meta_add() == {"FINISHED"}
+    finally:
+        area.type = kind
+    assert [(s.type, [x.action for x in s.strips]) for s in track.strips] == [("META", [action])]
+
+
+def test_an_audit_leaves_the_values_a_user_set_on_a_rig_animated_from_a_meta_strip(bpy):
+    """The same when the keys play only from a strip inside an NLA meta strip: every value the
+    sandbox's evaluation wrote is put back."""
+    from skin_audit.blender.run.audit_scene import audit_meshes
+    from skin_audit.core.audit.options import AuditOptions
+
+    obj, arm = keyed_bbone_chain(bpy)
+    play_from_a_meta_strip(bpy, arm)
+    bpy.context.scene.frame_set(1)
+    pb = arm.pose.bones["Child"]
+    pb.rotation_euler = (0.5, 0.0, 0.2)
+    pb.bbone_curveinx = 0.0
+    pb["ik_fk"] = 1.0
+    arm.location = (0.0, 0.25, 0.0)
+    bpy.context.view_layer.update()
+    for shape_checks in (True, False):
+        audit_meshes(bpy.context, [obj], AuditOptions(shape_checks=shape_checks))
+        assert tuple(pb.rotation_euler) == pytest.approx((0.5, 0.0, 0.2))
+        assert (pb.bbone_curveinx, pb["ik_fk"]) == (0.0, 1.0)
+        assert tuple(arm.location) == pytest.approx((0.0, 0.25, 0.0))
+
+
 @pytest.mark.parametrize("case", ["tweaked", "excluded"])
 def test_the_bind_pose_is_measured_alike_with_and_without_the_spot_checks(bpy, case):
     """With the spot checks the bind pose is measured on their copies (animation cleared), without

@@ -12,8 +12,8 @@ import numpy as np
 from skin_audit.core.gltf.animation import read_sampler
 from skin_audit.core.gltf.document import _uri_leaves_folder, load_gltf, read_accessor, uri_problems
 from skin_audit.core.gltf.scene import quaternion_matrices
-from skin_audit.core.maths.collapse import squash_measures
 from tests.core.test_gltf_reader import Tiny
+from tests.factories.collapse import squash_measures
 
 
 def test_a_quarter_turn_about_x():

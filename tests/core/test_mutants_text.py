@@ -54,5 +54,6 @@ def test_help_of_a_known_code_and_the_neutral_entry_of_an_unknown_one():
     assert (known.code, known.severity, known.title) == ("stray-weights", "WARNING / INFO", "Stray weights")
     unknown = help_for("from-a-newer-audit")
     assert (unknown.code, unknown.severity, unknown.title, unknown.rule, unknown.action) == (
-        "from-a-newer-audit", "WARNING", "from-a-newer-audit", "See docs/report-format.md for 'from-a-newer-audit'.", "")
+        "from-a-newer-audit", "WARNING", "from-a-newer-audit",
+        "See docs/report-format.md for 'from-a-newer-audit'.", "")
     assert isinstance(unknown, CodeHelp)

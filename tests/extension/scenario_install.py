@@ -44,8 +44,8 @@ def _assert_registered() -> None:
     assert all(cls.is_registered for cls in classes)
     _classes[:] = classes
     assert len(_our_handlers()) == 1, _our_handlers()
-    cli_command = submodule("blender.cli_command")
-    assert cli_command.is_registered()
+    cli_command = submodule("blender_command")
+    assert cli_command._handle is not None
     _handles.append(cli_command._handle)
     assert type(cli_command._handle).__name__ == "PyCapsule"
 
@@ -161,7 +161,7 @@ def check_results_are_dropped_when_a_file_loads() -> None:
 
 def check_cli_command_runs_the_cli() -> None:
     """The registered command's handler is the same CLI: its exit codes come back."""
-    cli_command = submodule("blender.cli_command")
+    cli_command = submodule("blender_command")
     assert cli_command.COMMAND_ID == "skin_audit"
     assert cli_command.execute(["--version"]) == 0
     assert cli_command.execute(["verify", str(Path(os.environ["SKIN_AUDIT_TEST_WORK"]) / "missing.json")]) == 2
@@ -172,7 +172,7 @@ def check_cli_demo_writes_outputs() -> None:
     """``blender --command skin_audit demo --out DIR`` runs the experiment and writes its files."""
     out = Path(os.environ["SKIN_AUDIT_TEST_WORK"]) / "demo"
     out.mkdir(parents=True)
-    execute = submodule("blender.cli_command").execute
+    execute = submodule("blender_command").execute
     assert execute(["demo", "--out", str(out), "--angles", "0,180", "--method", "lbs"]) == 0
     names = sorted(p.name for p in out.iterdir())
     assert "twist_scene.json" in names, names
@@ -182,4 +182,4 @@ def check_cli_demo_writes_outputs() -> None:
 def check_cli_demo_keeps_the_extension_enabled() -> None:
     """Running a command must not disable the extension (and the command) it runs from."""
     assert is_enabled(), "the demo command reset the preferences and disabled the extension"
-    assert submodule("blender.cli_command").is_registered()
+    assert submodule("blender_command")._handle is not None

@@ -130,3 +130,34 @@ def check_preview_in_engine_on_a_library_override_rig() -> None:
     assert bpy.ops.skin_audit.remove_engine_preview() == {"FINISHED"}
     assert {o.name_full for o in bpy.data.objects} == before
     assert not any("engine preview" in m.name for m in bpy.data.meshes)
+
+
+def check_a_button_cancels_on_our_error_and_on_a_bug_with_one_line() -> None:
+    """The project's error: its message, cancelled; any other exception (a bug): one line naming
+    it, cancelled, never a traceback in the panel.  (A script calling an operator that reported
+    an ERROR gets a RuntimeError carrying the report.)"""
+    _strip_rig("Strip3")
+    assert bpy.ops.skin_audit.run_audit() == {"FINISHED"}
+    actions = submodule("ui.actions")
+    errors = submodule("core.errors")
+    real = actions.clear_heatmap
+
+    def ours(_context):
+        raise errors.InputError("nothing to clear here")
+
+    def bug(_context):
+        raise ValueError("boom")
+
+    try:
+        for raiser, told in ((ours, "nothing to clear here"),
+                             (bug, "skin_audit internal error (a bug; please report it): ValueError: boom")):
+            actions.clear_heatmap = raiser
+            try:
+                bpy.ops.skin_audit.clear_heatmap()
+            except RuntimeError as exc:
+                assert told in str(exc) and ("internal error" in str(exc)) == (raiser is bug), str(exc)
+            else:
+                raise AssertionError("the operator did not report an error")
+    finally:
+        actions.clear_heatmap = real
+    assert bpy.ops.skin_audit.clear_heatmap() == {"FINISHED"}

@@ -56,7 +56,7 @@ def test_zip_holds_the_package_and_nothing_else(extension_zip):
         names = set(archive.namelist())
         manifest = tomllib.loads(archive.read("blender_manifest.toml").decode("utf-8"))
     for required in ("blender_manifest.toml", "LICENSE", "__init__.py", "cli.py", "ui/__init__.py",
-                     "ui/panels.py", "blender/cli_command.py", "blender/show/heatmap.py", "core/audit/report.py"):
+                     "ui/panels.py", "blender_command.py", "blender/show/heatmap.py", "core/audit/report.py"):
         assert required in names, required
     # Every module of the package, and no test-only builder (those live in tests/factories).
     package = Path(__file__).resolve().parents[2] / "skin_audit"

@@ -23,7 +23,6 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 from skin_audit.core.audit.armature_modifier import recompute_blender
 from skin_audit.core.audit.engine_target import target_positions
 from skin_audit.core.audit.finite import finite_audit
-from skin_audit.core.audit.mesh_audit import audit_skinned_mesh
 from skin_audit.core.audit.options import AuditOptions
 from skin_audit.core.audit.skinned_mesh import ArmatureModifierSettings
 from skin_audit.core.engines.targets import get_target
@@ -38,6 +37,7 @@ from skin_audit.core.maths.affine import (
 from skin_audit.core.maths.dqs import dual_quaternion_skinning
 from skin_audit.core.maths.lbs import linear_blend_skinning
 from tests.factories import numpy_rigs
+from tests.factories.audits import audit_skinned_mesh
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

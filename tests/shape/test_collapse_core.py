@@ -19,8 +19,8 @@ import pytest
 
 from skin_audit.core.audit.stray_weights import segment_distance
 from skin_audit.core.audit.symmetry import mirror_frames, pair_bones, side_and_mirror, side_key
-from skin_audit.core.maths.collapse import blended_linear, dqs_rotation_measures, squash_measures
 from skin_audit.core.maths.mesh_graph import component_labels, nearest_within
+from tests.factories.collapse import blended_linear, dqs_rotation_measures, squash_measures
 
 #: float64 work on unit-sized matrices: a few ulps of 1.
 EXACT = 1e-12

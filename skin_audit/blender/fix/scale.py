@@ -31,7 +31,8 @@ armature space is mapped by ``S``, so that ``A' (S x) = A x``:
 
 Whatever this cannot carry (constraints, drivers and modifiers that read the armature or its
 bones, children elsewhere, library data, F-curve modifiers, see ``_unmappable``) is refused,
-and nothing is changed until every refusal has been checked.
+and nothing is changed until every refusal has been checked.  The arithmetic (new frames, the
+map ``D`` and its per-channel factors) is ``core/fixes/scale.py``; this module reads and writes Blender.
 """
 
 from __future__ import annotations
@@ -45,150 +46,55 @@ from numpy.typing import NDArray
 
 from ...core import tolerances
 from ...core.errors import InputError
+from ...core.fixes.scale import (
+    CURVES,
+    PER_AXIS,
+    ROLLS,
+    SCALE_CODES,
+    BoneMap,
+    blender_scale,
+    bone_maps,
+    pose_path,
+    still_scaled,
+)
+from ..actions import played_actions, slot_fcurves
 from ..build.objects import enter_edit, leave_edit
 from ..run.audit_scene import armature_modifiers
 
-#: The finding codes this module fixes.
-SCALE_CODES = ("non-uniform-armature-scale", "negative-armature-scale")
+__all__ = ["SCALE_CODES", "apply_armature_scale", "armature_basis_scale"]
 
 F64 = NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class _BoneMap:
-    """How one bone's channels change.
-
-    ``matrix`` (D, 3 x 3) maps old bone-local vectors to new ones and ``location`` the same for
-    the frame the location channel lives in (the bone's; with Local Location off its parent's,
-    or the armature's for a root).  ``mirror`` is -1 under a mirror, else 1: the new frame's X
-    axis is the old one's image reversed, so rotations are conjugated by ``diag(mirror, 1, 1)``.
-    """
-
-    matrix: F64
-    location: F64
-    mirror: float
-
-    def aligned(self, d: F64) -> bool:
-        """Whether ``d`` is diagonal: per-axis factors then map each channel, and each key."""
-        off = d - np.diag(np.diag(d))
-        return bool(np.abs(off).max() <= tolerances.SCALE_FIX_AXIS_ALIGNED_RELATIVE * np.abs(d).max())
-
-    def factor(self, prop: str, index: int) -> float | None:
-        """The factor of one pose-bone channel component (1.0: unchanged); None for a location
-        component that mixes with the other two (a non-uniform scale across the bone's axes)."""
-        if prop == "location":
-            return float(self.location[index, index]) if self.aligned(self.location) else None
-        # A rotation conjugated by diag(m, 1, 1), m = +-1: its axis becomes m * diag(m, 1, 1) axis,
-        # its angle stays; so X components stay and Y, Z ones (and rolls about Y) take m.
-        if prop in ("rotation_quaternion", "rotation_axis_angle"):
-            return 1.0 if index in (0, 1) else self.mirror
-        if prop == "rotation_euler":
-            return 1.0 if index == 0 else self.mirror
-        if prop in _ROLLS:
-            return self.mirror
-        if prop in _CURVES:  # offsets along the bone's X or Z: exact for a uniform scale (D = s diag(+-1, 1, 1))
-            return float(self.matrix[_CURVES[prop], _CURVES[prop]])
-        return 1.0
 
 
 def _m(matrix: object) -> F64:
     return np.array(matrix, dtype=np.float64)
 
 
-def blender_scale(diagonal: F64) -> float:
-    """Blender's ``mat3_to_scale`` of a diagonal matrix: the length of the unit (1,1,1)/sqrt 3 mapped."""
-    return float(np.sqrt(np.mean(np.square(diagonal))))
-
-
-def _new_frame(rest: F64, s: F64) -> F64:
-    """(3, 3) the rest frame the edit gives a bone: Y along ``S (tail - head)``, Z as close to
-    ``S z`` as a frame perpendicular to Y allows (EditBone.align_roll)."""
-    y = s * rest[:3, 1]
-    y /= np.linalg.norm(y)
-    z = s * rest[:3, 2]
-    z -= (z @ y) * y
-    z /= np.linalg.norm(z)
-    return np.column_stack([np.cross(y, z), y, z])
-
-
-def bone_maps(arm: bpy.types.Object, s: F64) -> dict[str, _BoneMap]:
+def _bone_maps(arm: bpy.types.Object, s: F64) -> dict[str, BoneMap]:
     """Per bone, how its channels map under the scale ``s`` (3,) (computed from the frames the
     edit will give, so refusals come before any change)."""
-    frames = {b.name: _new_frame(_m(b.matrix_local)[:3, :3], s).T @ np.diag(s) @ _m(b.matrix_local)[:3, :3]
-              for b in arm.data.bones}
-    mirror = float(np.sign(np.prod(s)))
-    out = {}
-    for bone in arm.data.bones:
-        # Local Location off: the location is along the parent's axes (the armature's for a root).
-        loc = frames[bone.name] if bone.use_local_location else \
-            (frames[bone.parent.name] if bone.parent else np.diag(s))
-        out[bone.name] = _BoneMap(frames[bone.name], loc, mirror)
-    return out
+    bones = arm.data.bones
+    return bone_maps({b.name: _m(b.matrix_local)[:3, :3] for b in bones},
+                     {b.name: b.parent.name if b.parent else None for b in bones},
+                     {b.name: b.use_local_location for b in bones}, s)
 
 
 # ------------------------------------------------------------------ channels and keys
 
-_CURVES = {"bbone_curveinx": 0, "bbone_curveoutx": 0, "bbone_curveinz": 2, "bbone_curveoutz": 2}
-_ROLLS = ("bbone_rollin", "bbone_rollout")
-_PER_AXIS = ("rotation_quaternion", "rotation_axis_angle", "rotation_euler", *_CURVES, *_ROLLS)
-
-
-def _axis_factor(m: _BoneMap, prop: str, index: int) -> float:
-    factor = m.factor(prop, index)
-    if factor is None:  # only a location mixes; it is mapped by its matrix instead
-        raise AssertionError(f"{prop} has no per-axis factor")
-    return factor
-
-
-def _map_pose_bone(pb: bpy.types.PoseBone, m: _BoneMap) -> None:
+def _map_pose_bone(pb: bpy.types.PoseBone, m: BoneMap) -> None:
     """The current channels of one pose bone, mapped."""
     pb.location = Vector((m.location @ _m(pb.location)).tolist())
-    for prop in _PER_AXIS:
+    for prop in PER_AXIS:
         value = getattr(pb, prop)
         if isinstance(value, float):
-            setattr(pb, prop, value * _axis_factor(m, prop, 0))
+            setattr(pb, prop, value * m.axis_factor(prop, 0))
         else:
-            setattr(pb, prop, [v * _axis_factor(m, prop, i) for i, v in enumerate(value)])
-
-
-def _pose_path(path: str) -> tuple[str, str] | None:
-    """('bone', 'property') of an F-curve path ``pose.bones["bone"].property``, else None."""
-    if not path.startswith('pose.bones["') or '"].' not in path:
-        return None
-    bone, _, prop = path[len('pose.bones["'):].partition('"].')
-    return bone.replace('\\"', '"'), prop
-
-
-def action_fcurves(action: bpy.types.Action, slot: bpy.types.ActionSlot | None = None) -> list[bpy.types.FCurve]:
-    """The F-curves an action animates ``slot`` with: layered actions (Blender 4.4+) through the
-    channel bags of that slot only (another slot animates another object); legacy actions whole."""
-    if getattr(action, "layers", None):
-        handle = None if slot is None else slot.handle
-        return [fc for layer in action.layers for strip in layer.strips
-                for bag in strip.channelbags if bag.slot_handle == handle for fc in bag.fcurves]
-    return list(getattr(action, "fcurves", ()))
-
-
-def _strips(strips: bpy.types.bpy_prop_collection) -> list[bpy.types.NlaStrip]:
-    """NLA strips, meta strips' own strips included."""
-    return [x for strip in strips for x in (strip, *_strips(strip.strips))]
-
-
-def played_actions(obj: bpy.types.Object) -> list[tuple[bpy.types.Action, bpy.types.ActionSlot | None]]:
-    """The actions ``obj`` plays, each with the slot it plays (None before Blender 4.4): the
-    assigned one and those of its NLA strips (glTF imports put every animation in a strip), each once."""
-    anim = obj.animation_data
-    if anim is None:
-        return []
-    found = [(anim.action, getattr(anim, "action_slot", None))] + [
-        (s.action, getattr(s, "action_slot", None)) for t in anim.nla_tracks for s in _strips(t.strips)]
-    return list({(a.as_pointer(), slot.handle if slot is not None else None): (a, slot)
-                 for a, slot in found if a is not None}.values())
+            setattr(pb, prop, [v * m.axis_factor(prop, i) for i, v in enumerate(value)])
 
 
 def _plays(obj: bpy.types.Object, action: bpy.types.Action, slot: bpy.types.ActionSlot | None) -> bool:
     return any(a == action and (slot is None or (other is not None and other.handle == slot.handle))
-               for a, other in played_actions(obj))
+               for a, other in played_actions(obj.animation_data))
 
 
 def _linked(data: bpy.types.ID | None) -> bool:
@@ -222,22 +128,22 @@ def _mixable(curves: list[bpy.types.FCurve]) -> bool:
     return True
 
 
-def _keyed_changes(arm: bpy.types.Object, maps: dict[str, _BoneMap]) -> _KeyEdits:
+def _keyed_changes(arm: bpy.types.Object, maps: dict[str, BoneMap]) -> _KeyEdits:
     """The pose-bone F-curves of the actions ``arm`` plays that change; InputError when keys cannot
     follow or another object plays the action (nothing is changed)."""
     edits = _KeyEdits([], [])
     anim = arm.animation_data
     drivers = list(anim.drivers) if anim is not None else []
-    for action, fc in [*((a, fc) for a, slot in played_actions(arm) for fc in action_fcurves(a, slot)),
+    for action, fc in [*((a, fc) for a, slot in played_actions(arm.animation_data) for fc in slot_fcurves(a, slot)),
                        *((None, d) for d in drivers)]:
         if fc.data_path in ("scale", "delta_scale"):
             what = f"action '{action.name}' keys" if action is not None else "a driver sets"
             raise InputError(f"'{arm.name}': {what} the object's {fc.data_path}, which the fix sets to 1 for "
                              "good. Remove those keys or that driver (or apply the scale yourself per frame), "
                              "then fix")
-    for action, slot in played_actions(arm):
-        keyed = [(fc, p) for fc in action_fcurves(action, slot)
-                 if (p := _pose_path(fc.data_path)) and p[0] in maps]
+    for action, slot in played_actions(arm.animation_data):
+        keyed = [(fc, p) for fc in slot_fcurves(action, slot)
+                 if (p := pose_path(fc.data_path)) and p[0] in maps]
         if not keyed:
             continue
         if _linked(action):
@@ -302,16 +208,6 @@ def armature_basis_scale(arm: bpy.types.Object) -> F64:
     return _m(arm.scale) * _m(arm.delta_scale)
 
 
-def _still_scaled(world: F64) -> str:
-    """Why a world matrix still gets a scale finding, or ''."""
-    if np.linalg.det(world[:3, :3]) < 0:
-        return "mirrored"
-    norms = np.linalg.norm(world[:3, :3], axis=0)
-    if np.ptp(norms) > tolerances.NON_UNIFORM_SCALE_RELATIVE * norms.max():
-        return f"scaled {norms.round(4).tolist()}"
-    return ""
-
-
 def _still_scaled_why(arm: bpy.types.Object) -> str:
     """Where the scale the armature keeps without its own comes from: its constraints, its parent
     or its parent inverse."""
@@ -320,11 +216,11 @@ def _still_scaled_why(arm: bpy.types.Object) -> str:
         return (f"its object constraints ({constraints}) set its world matrix, not its scale alone. Apply "
                 "them (Object > Apply > Visual Transform) and remove them, then fix")
     if arm.parent is not None:
-        why = _still_scaled(_m(arm.parent.matrix_world))
+        why = still_scaled(_m(arm.parent.matrix_world))
         if why:
             return (f"the scale comes from its parent '{arm.parent.name}' ({why}). Apply the parent's scale "
                     "first (Ctrl+A), then fix")
-    if _still_scaled(_m(arm.matrix_parent_inverse)):
+    if still_scaled(_m(arm.matrix_parent_inverse)):
         return (f"the scale sits in the parent inverse of '{arm.name}' (set when it was parented). Apply it "
                 "(Object > Apply > Parent Inverse), then fix")
     return (f"its parent '{arm.parent.name if arm.parent else ''}' turns the armature's own scale axes. Apply "
@@ -350,7 +246,7 @@ def _check(context: bpy.types.Context, arm: bpy.types.Object, s: F64) -> None:
     if np.any(np.abs(s) <= tolerances.SCALE_FIX_SMALLEST):
         raise InputError(f"'{arm.name}' has a zero scale {s.round(6).tolist()}; set it by hand")
     rest_world = _m(arm.matrix_world) @ np.diag([*(1.0 / s), 1.0])
-    why = _still_scaled(rest_world)
+    why = still_scaled(rest_world)
     if why:
         raise InputError(f"'{arm.name}' would stay {why} without its own scale: {_still_scaled_why(arm)}")
     blocked = _unmappable(context, arm, s)
@@ -430,10 +326,11 @@ def _unmappable(context: bpy.types.Context, arm: bpy.types.Object, s: F64) -> li
     if np.ptp(np.abs(s)) > tolerances.NON_UNIFORM_SCALE_RELATIVE * np.abs(s).max():
         # Measured: a posed curve offset moves the mesh under a non-uniform scale even along a scale
         # axis (0.11); a rest one stays at location poses but not when the bone twists (0.056).
-        keyed = {_pose_path(fc.data_path) for a, slot in played_actions(arm) for fc in action_fcurves(a, slot)}
+        keyed = {pose_path(fc.data_path)
+                 for a, slot in played_actions(arm.animation_data) for fc in slot_fcurves(a, slot)}
         for b in arm.data.bones:
             if b.bbone_segments > 1 and any(getattr(b, p) != 0.0 or getattr(arm.pose.bones[b.name], p) != 0.0
-                                            or (b.name, p) in keyed for p in _CURVES):
+                                            or (b.name, p) in keyed for p in CURVES):
                 out.append(f"B-Bone curve offsets of bone '{b.name}' (a non-uniform scale bends them "
                            "differently)")
     return out
@@ -609,7 +506,7 @@ def _m4(m3: F64) -> Matrix:
 _SIZES = ("head_radius", "tail_radius", "envelope_distance", "bbone_x", "bbone_z")
 
 
-def _edit_rest(view_layer: bpy.types.ViewLayer, arm: bpy.types.Object, s: F64, maps: dict[str, _BoneMap]) -> None:
+def _edit_rest(view_layer: bpy.types.ViewLayer, arm: bpy.types.Object, s: F64, maps: dict[str, BoneMap]) -> None:
     """Rest bones times ``S``, in Edit Mode (the only place heads, tails and rolls are written)."""
     # Sizes are read and written on the bones in Object Mode: in Edit Mode a connected bone's head
     # radius is its parent's tail radius (written twice it would be scaled twice), and the round
@@ -624,7 +521,7 @@ def _edit_rest(view_layer: bpy.types.ViewLayer, arm: bpy.types.Object, s: F64, m
     try:
         # Read every bone first: writing a connected bone's head moves its parent's tail.
         rest = [(eb, s * _m(eb.head), s * _m(eb.tail), s * _m(eb.z_axis),
-                 {p: getattr(eb, p) * _axis_factor(maps[eb.name], p, 0) for p in (*_CURVES, *_ROLLS)})
+                 {p: getattr(eb, p) * maps[eb.name].axis_factor(p, 0) for p in (*CURVES, *ROLLS)})
                 for eb in arm.data.edit_bones]
         for eb, head, tail, _, _ in rest:
             eb.head, eb.tail = Vector(head.tolist()), Vector(tail.tolist())
@@ -645,12 +542,12 @@ def apply_armature_scale(context: bpy.types.Context, arm: bpy.types.Object) -> t
     view_layer.update()  # world matrices of this frame and pose, evaluated
     s = armature_basis_scale(arm)
     if np.array_equal(s, np.ones(3)):
-        why = _still_scaled(_m(arm.matrix_world))
+        why = still_scaled(_m(arm.matrix_world))
         if why:
             raise InputError(f"'{arm.name}' has scale 1 and is {why}: {_still_scaled_why(arm)}")
         return f"'{arm.name}' has no object scale left to apply", 0
     _check(context, arm, s)
-    maps = bone_maps(arm, s)
+    maps = _bone_maps(arm, s)
     keys = _keyed_changes(arm, maps)
     baked = _mirrored_children(arm, s)
     children = list(arm.children)
@@ -698,7 +595,7 @@ def apply_armature_scale(context: bpy.types.Context, arm: bpy.types.Object) -> t
 
     what = [f"applied scale {s.round(4).tolist()} of '{arm.name}' to its rest pose ({len(maps)} bones)"]
     if keys.scaled or keys.mixed:
-        names = ", ".join(dict.fromkeys(f"'{a.name}'" for a, _ in played_actions(arm)))
+        names = ", ".join(dict.fromkeys(f"'{a.name}'" for a, _ in played_actions(arm.animation_data)))
         what.append(f"{len(keys.scaled) + 3 * len(keys.mixed)} F-curves of {names} mapped")
     if kept:
         what.append(f"children kept their world transform ({', '.join(kept)})")

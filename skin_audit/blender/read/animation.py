@@ -19,33 +19,13 @@ import bpy
 import numpy as np
 
 from ...core.audit.animation_data import ActionData, Channel, EulerSamples, bone_channel
+from ..actions import action_fcurves
 from ..sandbox import Sandbox
 from .arrays import pose_matrices, stored_positions
 from .extract import follow_copy, trim_after
 
 #: Frames read from Blender before the numpy side measures them (it splits them by memory).
 BATCH_FRAMES = 64
-
-
-def _channelbags(action: Any) -> Iterator[tuple[Any, Any]]:
-    """(slot or None, F-Curve collection) of an action: every layered strip's channel bags, or the
-    legacy list (Blender before 4.4)."""
-    layers = getattr(action, "layers", None)
-    if layers:
-        slots = {s.handle: s for s in getattr(action, "slots", ())}
-        for layer in layers:
-            for strip in layer.strips:
-                for bag in getattr(strip, "channelbags", ()):
-                    yield slots.get(bag.slot_handle), bag.fcurves
-        return
-    legacy = getattr(action, "fcurves", None)
-    if legacy is not None:
-        yield None, legacy
-
-
-def action_fcurves(action: Any) -> list[Any]:
-    """Every F-Curve of ``action`` (any slot)."""
-    return [fc for _, curves in _channelbags(action) for fc in curves]
 
 
 def armature_actions(arm: bpy.types.Object, names: Sequence[str] = ()) -> list[bpy.types.Action]:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ...core.audit.skinned_mesh import ArmatureModifierSettings, Bones, SkinnedMesh
 from ...core.maths.affine import affine_inverse
+from ..actions import action_fcurves
 from ..sandbox import Sandbox, sandbox
 from .arrays import bone_hierarchy, flags, matrices, matrix, mesh_positions, mesh_triangles, pose_matrices
 from .bbones import read_bbones
@@ -207,8 +208,6 @@ def active_shape_keys(obj: bpy.types.Object) -> tuple[str, ...]:
 def driven_shape_keys(obj: bpy.types.Object) -> tuple[tuple[str, ...], np.ndarray | None]:
     """Unmuted shape keys whose value a driver or an F-curve sets, and (V,) bool the vertices any
     of them moves from its reference key (None when there is none)."""
-    from .animation import action_fcurves  # (animation reads the sandbox helpers of this module)
-
     keys = obj.data.shape_keys
     if keys is None or keys.animation_data is None:
         return (), None

@@ -13,40 +13,16 @@ from pathlib import Path
 
 import bpy
 
-from ... import __version__
 from ...core.audit.options import AuditOptions
 from ...core.audit.report import AuditReport, FileAudit
 from ...core.errors import InputError, SkinAuditError
-from ...core.input_guard import GLTF_SUFFIXES, INPUT_SUFFIXES
+from ...core.input_guard import GLTF_SUFFIXES, expand_paths
+from ...core.version import __version__
 from ..id_names import repair_names
 from ..session import reset_to_empty_scene
 from .audit_scene import audit_rigs, missing_modifiers, skinned_meshes
 from .gltf_file import clip_document, gltf_audit, set_audited_frame
 from .guarded import check_after_load, check_before_import, guarded_audit, read_error
-
-SUFFIXES = INPUT_SUFFIXES
-
-
-def expand_paths(paths: Iterable[str]) -> list[tuple[Path, str]]:
-    """Files to audit: each path, or every supported file under a folder (sorted).
-
-    Returns (path, problem) pairs; ``problem`` is empty for a file to audit.
-    """
-    out: list[tuple[Path, str]] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in SUFFIXES)
-            if not found:
-                out.append((p, f"folder has no {', '.join(SUFFIXES)} file"))
-            out += [(f, "") for f in found]
-        elif not p.exists():
-            out.append((p, "no such file or folder"))
-        elif p.suffix.lower() not in SUFFIXES:
-            out.append((p, f"unsupported file type '{p.suffix}'; expected one of {', '.join(SUFFIXES)}"))
-        else:
-            out.append((p, ""))
-    return out
 
 
 @contextmanager

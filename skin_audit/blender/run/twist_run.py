@@ -12,7 +12,6 @@ import bpy
 import numpy as np
 from numpy.typing import NDArray
 
-from ... import __version__
 from ...core import tolerances
 from ...core.findings import Finding
 from ...core.maths.affine import apply_affine, rigid_inverse
@@ -20,6 +19,7 @@ from ...core.maths.dqs import dual_quaternion_skinning
 from ...core.maths.lbs import linear_blend_skinning
 from ...core.twist.checks import BindCheck, PoseCheck, check_pose, twist_findings
 from ...core.twist.outputs import Scene, ScenePose
+from ...core.version import __version__
 from ..build import twist_rig
 from ..read import arrays as read
 from ..read.weights import group_weights

@@ -44,11 +44,6 @@ def _finite_value(value: Any, path: str, bad: list[str]) -> Any:
     return value
 
 
-def strict_json_value(value: Any) -> Any:
-    """``value`` ready for ``json.dumps(..., allow_nan=False)``: non-finite floats become None."""
-    return _finite_value(value, "", [])
-
-
 def finite_audit(audit: T) -> T:
     """A MeshAudit or RigAudit whose metrics and finding details are finite or None, with an
     ERROR ``non-finite-result`` when anything was not (its vertices from the per-vertex measures)."""

@@ -40,7 +40,7 @@ from .stress_poses import standard_poses
 
 F64 = NDArray[np.float64]
 
-#: Every code the rules of this module can report (the shape checks have their own: audit_shape.SHAPE_CODES).
+#: Every code the rules of this module can report (the shape checks have their own: shape_checks.SHAPE_CODES).
 RULE_CODES = codes_of("mesh", "rig", "animation", "animation-data")
 
 #: How many offenders a message names.
@@ -202,17 +202,6 @@ def _unsupported_vertices(mesh: SkinnedMesh, rec: Recomputed) -> NDArray[np.bool
     if mesh.modifier.use_multi_modifier:
         skip[:] = True
     return skip
-
-
-def audit_skinned_mesh(mesh: SkinnedMesh, options: AuditOptions,
-                       spot_checker: SpotChecker | None = None) -> MeshAudit:
-    """Every check on one mesh seen alone, its armature's findings included (the mesh is the
-    whole character); returns findings, metrics and per-vertex measures.
-
-    ``spot_checker`` lets Blender re-evaluate a few of the sweep's test poses.
-    """
-    rig, (audit,) = audit_character(mesh.armature_object, [mesh], options, [spot_checker])
-    return replace(audit, findings=audit.findings + rig.findings)
 
 
 def audit_character(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions,

@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ShapeError
-from .affine import affine_inverse, apply_affine, cross
+from .affine import affine_inverse, cross
 
 F64 = NDArray[np.float64]
 
@@ -53,10 +53,6 @@ MAX_BBONE_SUBDIV = 32
 #: ``bbone_mapping_mode`` values.
 STRAIGHT = "STRAIGHT"
 CURVED = "CURVED"
-
-#: ``bbone_handle_type_start/end`` values.  AUTO behaves as ABSOLUTE on the bone it
-#: resolves to (connected parent / connected child); the caller resolves it.
-HANDLE_TYPES = ("AUTO", "ABSOLUTE", "RELATIVE", "TANGENT")
 
 # Blender's own thresholds, kept as they are in the C source so the same branch is taken.
 #: Non-uniform pose scale switches the spline to scaled space above this (armature.cc).
@@ -227,12 +223,6 @@ def _vec_roll_to_mat3s(vec: F64, roll: F64) -> F64:
     rot[:, 2, 0] -= s * y
     rot[:, 2, 1] += s * x
     out: F64 = rot @ b
-    return out
-
-
-def _mat3_to_quat(m: F64) -> F64:
-    """Blender's mat3_to_quat for one (3, 3) matrix (see ``_mat3_to_quats``)."""
-    out: F64 = _mat3_to_quats(m[None])[0]
     return out
 
 
@@ -814,24 +804,6 @@ def _curved_head_tail(co: F64, rest: F64) -> F64:
 # -- blending ---------------------------------------------------------------------------
 
 
-def blended_segment_matrices(index: ArrayLike, blend: ArrayLike, deform: ArrayLike) -> F64:
-    """(V, 4, 4) per-point B-Bone matrix for linear blending: ``(1 - b) D[i] + b D[i + 1]``.
-
-    A B-Bone adds ``w (M_v co - co)`` to a vertex with this ``M_v`` (linear in the
-    matrices, so the two segment terms of ``b_bone_deform`` fold into one).
-
-    Parameters
-    ----------
-    index : (V,) int, blend : (V,) float64 from ``segment_index_and_blend``
-    deform : (S + 1, 4, 4) float64 from ``bbone_deform_matrices``
-    """
-    i = np.asarray(index, dtype=np.intp)
-    b = np.asarray(blend, dtype=np.float64)[:, None, None]
-    d = _segments(deform, "deform")
-    out: F64 = (1.0 - b) * d[i] + b * d[i + 1]
-    return out
-
-
 @dataclass(frozen=True)
 class SegmentDualQuaternions:
     """Blender's ``bbone_dual_quats``: one dual quaternion per joint.
@@ -1007,35 +979,6 @@ def accumulate_bbone_dual(real: ArrayLike, dual: ArrayLike, co: ArrayLike, weigh
     return r, t_sum
 
 
-def dual_transform(co: ArrayLike, real: ArrayLike, dual: ArrayLike, contrib: ArrayLike) -> F64:
-    """Blender's normalize_dq + mul_v3m3_dq: points moved by their summed dual quaternions.
-
-    Parameters
-    ----------
-    co : (V, 3) float64 armature-space rest points
-    real, dual : (V, 4) float64 summed dual quaternions
-    contrib : (V,) float64 summed weights (Blender divides by it; a unit quaternion
-        would not need it, the blended one keeps it for the length ratio)
-    """
-    p = np.asarray(co, dtype=np.float64)
-    c = np.asarray(contrib, dtype=np.float64)[:, None]
-    q = np.asarray(real, dtype=np.float64) / c
-    t = np.asarray(dual, dtype=np.float64) / c
-    w, x, y, z = q.T
-    t0, t1, t2, t3 = t.T
-    rot = np.stack([
-        np.stack([w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), w * w + y * y - x * x - z * z, 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), w * w + z * z - x * x - y * y], -1),
-    ], -2)
-    tr = 2.0 * np.column_stack([-t0 * x + w * t1 - t2 * z + y * t3,
-                                -t0 * y + t1 * z - x * t3 + w * t2,
-                                -t0 * z + x * t2 + w * t3 - t1 * y])
-    # vij,vj->vi: the blended (unnormalised) rotation applied to each point.
-    out: F64 = (np.einsum("vij,vj->vi", rot, p) + tr) / np.sum(q * q, axis=1)[:, None]
-    return out
-
-
 # -- conveniences for the audit -----------------------------------------------------------
 
 
@@ -1054,45 +997,6 @@ def posed_spline(bone: BBoneSpline, prev_pose: ArrayLike | None, next_pose: Arra
     if nxt is not None and next_pose is not None:
         nxt = replace(nxt, pose=_matrix(next_pose, "next_pose"))
     return replace(bone, prev=prev, next=nxt)
-
-
-def vertex_segments(co_armature: ArrayLike, bone: BBoneSpline, rest_segments: ArrayLike
-                    ) -> tuple[NDArray[np.intp], F64]:
-    """Segment and blend of each point (``segment_index_and_blend``) from armature-space points.
-
-    They depend on rest data only: callers that pose the same B-Bone many times keep them.
-
-    Parameters
-    ----------
-    co_armature : (V, 3) float64 rest points in armature space
-    bone : the B-Bone's inputs (``rest``, ``length``, ``mapping_mode`` are read)
-    rest_segments : (S + 1, 4, 4) float64 rest joint matrices in bone space
-    """
-    co = np.asarray(co_armature, dtype=np.float64)
-    if co.ndim != 2 or co.shape[1] != 3:
-        raise ShapeError(f"co_armature must be (V, 3), got shape {co.shape}")
-    co_bone = apply_affine(affine_inverse(_matrix(bone.rest, "rest")), co)
-    return segment_index_and_blend(co_bone, bone.length, rest_segments, bone.mapping_mode)
-
-
-def vertex_matrices(co_armature: ArrayLike, bone: BBoneSpline, channel: ArrayLike,
-                    rest_segments: ArrayLike, pose_segments: ArrayLike) -> F64:
-    """(V, 4, 4) armature-space matrix moving each point as this B-Bone does (linear blending).
-
-    The bone's term in the Armature modifier is ``w (M_v co - co)`` with this ``M_v``;
-    a plain bone's would be ``w (channel co - co)``.
-
-    Parameters
-    ----------
-    co_armature : (V, 3) float64 rest points in armature space
-    bone : the B-Bone's inputs (``rest``, ``length``, ``mapping_mode`` are read)
-    channel : (4, 4) float64 ``PoseBone.matrix @ inv(Bone.matrix_local)``
-    rest_segments, pose_segments : (S + 1, 4, 4) float64 joint matrices in bone space
-        (``bbone_segment_matrix`` or ``bbone_segment_matrices``)
-    """
-    index, blend = vertex_segments(co_armature, bone, rest_segments)
-    deform = bbone_deform_matrices(bone.rest, channel, rest_segments, pose_segments)
-    return blended_segment_matrices(index, blend, deform)
 
 
 @dataclass(frozen=True)

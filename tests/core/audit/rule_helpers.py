@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from skin_audit.core.audit.mesh_audit import audit_skinned_mesh
 from skin_audit.core.audit.options import AuditOptions
 from skin_audit.core.audit.report import MeshAudit
 from skin_audit.core.audit.shape_checks import SpotChecker
 from skin_audit.core.audit.skinned_mesh import SkinnedMesh
 from skin_audit.core.findings import Finding
+from tests.factories.audits import audit_skinned_mesh
 
 
 def audit(mesh: SkinnedMesh, spot_checker: SpotChecker | None = None, **options: object) -> MeshAudit:

@@ -19,6 +19,7 @@ import pytest
 from skin_audit.core.audit import pose_sweep
 from skin_audit.core.maths import bbone as bb
 from tests.core.audit.test_sweep_threads import _bbone_chain_mesh, assert_same_sweep, with_middle_bbone
+from tests.factories import bbone_reference as ref
 from tests.factories.numpy_rigs import BoneRow, Rig, skinned_mesh
 
 
@@ -212,7 +213,7 @@ def _brute_force_values(mesh) -> tuple[list, np.ndarray]:
             rb = base.bones.bbones[j]
             if rb is not None:
                 segments = bb.rig_pose_segments(rb, j, channel, base.bones.rest)
-                m = bb.vertex_matrices(co[idx], rb.spline, channel[j], rb.rest_segments, segments)[:, :3, :3]
+                m = ref.vertex_matrices(co[idx], rb.spline, channel[j], rb.rest_segments, segments)[:, :3, :3]
             else:
                 m = channel[j][:3, :3]
             total[idx] += w[:, None, None] * m

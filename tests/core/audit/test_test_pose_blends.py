@@ -21,12 +21,13 @@ from skin_audit.core.audit.options import AuditOptions
 from skin_audit.core.audit.skinned_mesh import ArmatureModifierSettings
 from skin_audit.core.audit.stress_poses import standard_poses
 from tests.core.audit.test_sweep_threads import _bbone_chain_mesh
+from tests.factories.audits import audit_skinned_mesh
 
 
 def test_the_cleared_pose_and_the_stress_poses_each_reach_their_own_check(monkeypatch):
     mesh = _bbone_chain_mesh(600)
     options = AuditOptions(shape_checks=False)
-    plain = mesh_audit.audit_skinned_mesh(mesh, options)
+    plain = audit_skinned_mesh(mesh, options)
     held = standard_poses(mesh.bones, 30.0)[0].channel  # every bone bent: far from rest
     calls: list[int] = []
     blend_many = mesh_audit.recompute_blender_many
@@ -36,7 +37,7 @@ def test_the_cleared_pose_and_the_stress_poses_each_reach_their_own_check(monkey
         return blend_many(m, channels)
 
     monkeypatch.setattr(mesh_audit, "recompute_blender_many", spy)
-    with_cleared = mesh_audit.audit_skinned_mesh(dataclasses.replace(mesh, cleared_channel=held), options)
+    with_cleared = audit_skinned_mesh(dataclasses.replace(mesh, cleared_channel=held), options)
     assert calls == [4]  # the cleared pose and the three stress poses, together
     # The engine check is blind to the cleared pose.
     assert with_cleared.metrics["engine_divergence_by_pose"] == plain.metrics["engine_divergence_by_pose"]

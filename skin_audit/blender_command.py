@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""``blender --command skin_audit ...``: the same command line as ``python -m skin_audit``."""
+"""``blender --command skin_audit ...``: the same command line as ``python -m skin_audit``.
+
+Beside ``cli.py`` (not in ``blender/``): it hands Blender the command line, so it sits on top.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ _handle = None
 
 def execute(argv: list[str]) -> int:
     """Blender's command handler: run the CLI on ``argv`` and return its exit code."""
-    from ..cli import main
+    from .cli import main
 
     return main(argv)
 
@@ -28,8 +31,3 @@ def unregister() -> None:
     if _handle is not None:
         bpy.utils.unregister_cli_command(_handle)
         _handle = None
-
-
-def is_registered() -> bool:
-    """True between register() and unregister() (for tests and diagnostics)."""
-    return _handle is not None

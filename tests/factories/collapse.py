@@ -7,6 +7,8 @@ the twisted cylinder's ``r'/r`` (for ``(1-w) I + w Rz(theta)`` it is exactly
 ``sqrt(1 - 4 w (1-w) sin^2(theta/2))``) and its determinant is the local
 volume ratio.  Dual quaternion blending yields a rotation, so its measures
 are those of the blended rotation (1 for rigid bones).
+
+The tests' own measure of a blend, written from its definition (the audit never calls it).
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import tolerances
-from .quaternions import scaled_rotation_matrix
+from skin_audit.core import tolerances
+from skin_audit.core.maths.quaternions import scaled_rotation_matrix
 
 F64 = NDArray[np.float64]
 Columns = list[tuple[int, NDArray[np.intp], F64]]
