@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from skin_audit.core.maths import bbone as bb
+from tests.factories import bbone_reference as ref
 
 pytestmark = [pytest.mark.blender, pytest.mark.usefixtures("empty_scene")]
 
@@ -203,7 +204,7 @@ def numpy_deform(arm, tube, preserve_volume):
             disp += w[:, None] * (moved - rest)
         contrib += w
     if preserve_volume:
-        return bb.dual_transform(rest, real, dual, contrib)
+        return ref.dual_transform(rest, real, dual, contrib)
     return rest + disp / contrib[:, None]
 
 

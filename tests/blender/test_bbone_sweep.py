@@ -23,6 +23,7 @@ def _blended(mesh, channel, bent):
     """(V, 4, 4) sum_k w_k M_k per vertex (armature space), B-Bones by their segments; and the weight sum."""
     from skin_audit.core.audit.armature_modifier import to_armature
     from skin_audit.core.maths import bbone as bb
+    from tests.factories import bbone_reference as ref
 
     co = to_armature(mesh)
     total = np.zeros((mesh.vertex_count, 4, 4))
@@ -31,7 +32,7 @@ def _blended(mesh, channel, bent):
         rb = mesh.bones.bbones[j] if mesh.bones.bbones else None
         if rb is not None and j in bent:
             segs = bb.rig_pose_segments(rb, j, channel, mesh.bones.rest)
-            m = bb.vertex_matrices(co[idx], rb.spline, channel[j], rb.rest_segments, segs)
+            m = ref.vertex_matrices(co[idx], rb.spline, channel[j], rb.rest_segments, segs)
         else:
             m = np.broadcast_to(channel[j], (len(idx), 4, 4))
         total[idx] += w[:, None, None] * m
