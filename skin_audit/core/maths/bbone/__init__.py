@@ -37,7 +37,8 @@ The package, by what it models:
   B-Bones at once (one vectorised pass per segment count).
 
 The functions work on arrays; ``BBoneSpline`` and ``BBoneHandle`` are frozen records of one
-bone's inputs.  The only state is what a record remembers of its own curves (``batched``).
+bone's inputs.  The only state is what a record and its spline remember of their own
+curves (``batched``).
 """
 
 from __future__ import annotations
