@@ -199,7 +199,7 @@ def numpy_deform(arm, tube, preserve_volume):
             quats = bb.segment_dual_quaternions(arm_mat, rest_seg, deform)
             real, dual = bb.accumulate_bbone_dual(real, dual, rest, w, idx, blend, quats)
         else:
-            m = ref.blended_segment_matrices(idx, blend, deform)
+            m = bb.blended_segment_matrices(idx, blend, deform)
             moved = np.einsum("vij,vj->vi", m[:, :3, :3], rest) + m[:, :3, 3]
             disp += w[:, None] * (moved - rest)
         contrib += w

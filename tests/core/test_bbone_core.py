@@ -64,7 +64,7 @@ def test_unshaped_bbone_moves_points_as_the_plain_bone(segments):
     np.testing.assert_allclose(deform, np.broadcast_to(channel, deform.shape), atol=1e-12)
     points = apply(REST, RNG.uniform(-1, 3, (50, 3)))
     idx, blend = bb.segment_index_and_blend(to_bone(points), LENGTH, rest_seg)
-    m = ref.blended_segment_matrices(idx, blend, deform)
+    m = bb.blended_segment_matrices(idx, blend, deform)
     np.testing.assert_allclose(np.einsum("vij,vj->vi", m[:, :3, :3], points) + m[:, :3, 3],
                                apply(channel, points), atol=1e-12)
 
@@ -129,7 +129,7 @@ def test_dual_quaternions_of_identical_rigid_joints_equal_lbs():
     idx, blend = bb.segment_index_and_blend(to_bone(points), LENGTH, rest_seg)
     real, dual = bb.accumulate_bbone_dual(np.zeros((40, 4)), np.zeros((40, 4)), points, weight, idx, blend, quats)
     dqs = ref.dual_transform(points, real, dual, weight)
-    m = ref.blended_segment_matrices(idx, blend, deform)
+    m = bb.blended_segment_matrices(idx, blend, deform)
     lbs = np.einsum("vij,vj->vi", m[:, :3, :3], points) + m[:, :3, 3]
     np.testing.assert_allclose(dqs, lbs, atol=1e-12)
     np.testing.assert_allclose(dqs, apply(channel, points), atol=1e-12)

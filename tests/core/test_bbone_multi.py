@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Many B-Bones' curves in one pass (``rig_pose_segments_multi``, ``bbone_deform_matrices_multi``)
-give, bit for bit, what each B-Bone gives alone (``rig_pose_segments_many``,
-``bbone_deform_matrices_many``), and agree with the one-pose curve (``rig_pose_segments``).
+give, bit for bit, what each B-Bone gives alone (``rig_pose_segments_many``, and
+``bbone_deform_matrices_many`` in its own products), and agree within 1e-12 with the one-B-Bone
+curve at one pose (``spline_matrices``: ``bbone_reference.one_pose_segments``, never the batched
+pass) and one B-Bone's deform matrices in their own products.
 
 The B-Bones are those the Blender tier builds (tests/blender/test_bbone.py ``CASES``): a
 3-bone chain with different segment counts, ease / roll / curve, scale in / out with easing,
@@ -19,6 +21,7 @@ import numpy as np
 import pytest
 
 from skin_audit.core.maths import bbone as bb
+from tests.factories import bbone_reference as ref
 from tests.factories.numpy_rigs import rest_matrix
 
 #: H0, B0, B1, B2, H1: a chain B0-B1-B2 (off-axis, rolled) and two free handle bones.
@@ -139,15 +142,15 @@ def test_many_bbones_at_once_give_each_bbones_own_bits(case: Edit, pose_shapes: 
     subsets = [np.arange(POSES), np.delete(np.arange(POSES), 5), np.array([6, 2, 5, 3])]
     requests = [(rb, j, at) for (rb, j), at in zip(rigs, subsets, strict=True)]
     requests.append((rigs[1][0], rigs[1][1], np.arange(POSES)))  # and all of B1's, scaled one included
-    bb._SEGMENT_MEMO.clear()
+    ref.forget_curves(*(rb for rb, _ in rigs))
     multi = bb.rig_pose_segments_multi(requests, channels, rest)
     # Each B-Bone's deform matrices: those of the one-pose function, pose by pose.
     for (rb, j, at), got in zip(requests[:3], multi, strict=False):
         deform = bb.bbone_deform_matrices_multi([rest[j]], [channels[at, j]], [rb.rest_segments], [got])[0]
         for i, p in enumerate(at.tolist()):
-            one = bb.bbone_deform_matrices(rest[j], channels[p, j], rb.rest_segments, got[i])
+            one = ref.bbone_deform_matrices_one(rest[j], channels[p, j], rb.rest_segments, got[i])
             np.testing.assert_allclose(deform[i], one, rtol=0, atol=1e-12)
-    bb._SEGMENT_MEMO.clear()
+    ref.forget_curves(*(rb for rb, _ in rigs))
     multi = bb.rig_pose_segments_multi(requests, channels, rest)
     deform = bb.bbone_deform_matrices_multi([rest[j] for _, j, _ in requests],
                                             [channels[at, j] for _, j, at in requests],
@@ -157,19 +160,18 @@ def test_many_bbones_at_once_give_each_bbones_own_bits(case: Edit, pose_shapes: 
         assert np.array_equal(got, again)
     # One call per request, in order, from an empty memo (B1 asked twice: its poses computed by
     # the first request are the memo's, its scaled pose then sends the rest one at a time).
-    bb._SEGMENT_MEMO.clear()
-    one_by_one = [bb.rig_pose_segments_many(rb, j, channels[at], rest) for rb, j, at in requests]
+    ref.forget_curves(*(rb for rb, _ in rigs))
+    one_by_one = [ref.rig_pose_segments_many(rb, j, channels[at], rest) for rb, j, at in requests]
     for (rb, j, at), got, got_deform, alone in zip(requests, multi, deform, one_by_one, strict=True):
         assert got.shape == (len(at), SEGMENTS[j] + 1, 4, 4)
         assert np.array_equal(got, alone), f"B-Bone {j}: {np.abs(got - alone).max():.3g}"
-        alone_deform = bb.bbone_deform_matrices_many(rest[j], channels[at, j], rb.rest_segments, alone)
+        alone_deform = ref.bbone_deform_matrices_many(rest[j], channels[at, j], rb.rest_segments, alone)
         assert np.array_equal(got_deform, alone_deform)
         for i, p in enumerate(at[:8].tolist()):  # (one at a time is slow)
             if p == 0:  # the extracted pose: Blender's read joints
                 assert np.array_equal(got[i], rb.pose_segments)
                 continue
-            bb._SEGMENT_MEMO.clear()
-            one = bb.rig_pose_segments(rb, j, channels[p], rest)
+            one = ref.one_pose_segments(rb, j, channels[p], rest)
             np.testing.assert_allclose(got[i], one, atol=1e-12)
 
 
@@ -178,7 +180,7 @@ def test_poses_really_differ_and_groups_mix() -> None:
     holds B-Bones of several segment counts, handled and not."""
     rigs = records(handles("RELATIVE", False))
     channels = poses()
-    bb._SEGMENT_MEMO.clear()
+    ref.forget_curves(*(rb for rb, _ in rigs))
     multi = bb.rig_pose_segments_multi([(rb, j, np.arange(1, 5)) for rb, j in rigs], channels, REST)
     assert [m.shape[1] for m in multi] == [7, 7, 5]
     for m in multi:
@@ -205,8 +207,8 @@ def test_deform_matrices_of_many_bbones_give_each_bbones_own_bits(layout: str) -
                                          np.tile([[[[0.0, 0.0, 0.0, 1.0]]]], (p, s + 1, 1, 1))], axis=2))
     multi = bb.bbone_deform_matrices_multi(rests, chans, rest_segs, pose_segs)
     for got, args in zip(multi, zip(rests, chans, rest_segs, pose_segs, strict=True), strict=True):
-        assert np.array_equal(got, bb.bbone_deform_matrices_many(*args))
+        assert np.array_equal(got, ref.bbone_deform_matrices_many(*args))
         rest_bone, chan, rest_seg, pose_seg = args
         for i in range(len(chan)):  # pose by pose, the one-pose function (its own products)
-            one = bb.bbone_deform_matrices(rest_bone, chan[i], rest_seg, pose_seg[i])
+            one = ref.bbone_deform_matrices_one(rest_bone, chan[i], rest_seg, pose_seg[i])
             np.testing.assert_allclose(got[i], one, rtol=0, atol=1e-9 * max(1.0, np.abs(one).max()))

@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""B-Bone deformations written out for the tests (no audit path needs them): one B-Bone's
-per-vertex matrices for linear blending from the product's segment maths, and Blender's dual
-quaternion transform of summed dual quaternions."""
+"""B-Bone references the product does not use, kept to test it: one B-Bone's deform matrices at
+many poses in its own products (``bbone_deform_matrices_many``, against the product's
+many-B-Bone pass), the per-vertex matrix of linear blending and Blender's dual-quaternion
+transform of points (``vertex_matrices``, ``dual_transform``: the truth the audit's own
+sums are checked against), and one B-Bone's curves at one pose through the one-B-Bone curve
+(``one_pose_segments``: the reference the batched pass is compared with, within a tolerance).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,89 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from skin_audit.core.errors import ShapeError
-from skin_audit.core.maths.affine import affine_inverse, apply_affine
-from skin_audit.core.maths.bbone import BBoneSpline, bbone_deform_matrices, segment_index_and_blend
+from skin_audit.core.maths import bbone as bb
+from skin_audit.core.maths.affine import affine_inverse
+from skin_audit.core.maths.quaternions import scaled_rotation_matrix
 
 F64 = NDArray[np.float64]
+
+
+def forget_curves(*records: bb.RigBBone | None) -> None:
+    """Empty the records' memos of posed curves (the next call computes them afresh)."""
+    for record in records:
+        if record is not None:
+            record.posed.clear()
+
+
+def rig_pose_segments_many(rig_bbone: bb.RigBBone, bone: int, channels: ArrayLike, rest: ArrayLike) -> F64:
+    """(P, S + 1, 4, 4) ``rig_pose_segments`` at each of P armature poses: the product's
+    ``rig_pose_segments_multi`` with one B-Bone."""
+    chan = np.asarray(channels, dtype=np.float64)
+    return bb.rig_pose_segments_multi([(rig_bbone, bone, np.arange(len(chan)))], chan, rest)[0]
+
+
+def one_pose_segments(rig_bbone: bb.RigBBone, bone: int, channel: ArrayLike, rest: ArrayLike) -> F64:
+    """(S + 1, 4, 4) a rig's B-Bone at one armature pose through the one-B-Bone curve
+    (``spline_parameters`` and ``spline_matrices``), never the batched pass: Blender's read
+    joints at the extracted pose, else the curve from the posed handles."""
+    chan = np.asarray(channel, dtype=np.float64)
+    rst = np.asarray(rest, dtype=np.float64)
+    used = [(slot, k) for slot, k in enumerate((bone, rig_bbone.prev_bone, rig_bbone.next_bone)) if k >= 0]
+    if all(np.array_equal(chan[k], rig_bbone.channels[slot]) for slot, k in used):
+        return rig_bbone.pose_segments
+
+    def pose(k: int) -> F64 | None:
+        return None if k < 0 else chan[k] @ rst[k]
+
+    spline = bb.posed_spline(rig_bbone.spline, pose(rig_bbone.prev_bone), pose(rig_bbone.next_bone))
+    return bb.spline_matrices(bb.spline_parameters(spline, rest=False, pose=chan[bone] @ rst[bone],
+                                                   pose_shape=rig_bbone.pose_shape))
+
+
+def bbone_deform_matrices_one(rest_bone: ArrayLike, channel: ArrayLike, rest_segments: ArrayLike,
+                              pose_segments: ArrayLike) -> F64:
+    """``bbone_deform_matrices`` of one B-Bone at one pose, in its own products."""
+    arm = np.asarray(rest_bone, dtype=np.float64)
+    local = np.einsum("sij,sjk->sik", np.asarray(pose_segments, dtype=np.float64),
+                      affine_inverse(np.asarray(rest_segments, dtype=np.float64)))
+    out: F64 = (np.asarray(channel, dtype=np.float64) @ arm) @ local @ affine_inverse(arm)
+    return out
+
+
+def bbone_deform_matrices_many(rest_bone: ArrayLike, channels: ArrayLike, rest_segments: ArrayLike,
+                               pose_segments: ArrayLike) -> F64:
+    """``bbone_deform_matrices`` at P poses of one B-Bone, in its own products: (P, 4, 4)
+    channels, (P, S + 1, 4, 4) posed joints -> (P, S + 1, 4, 4)."""
+    arm = np.asarray(rest_bone, dtype=np.float64)
+    chan = np.asarray(channels, dtype=np.float64)
+    rest_s = np.asarray(rest_segments, dtype=np.float64)
+    pose_s = np.asarray(pose_segments, dtype=np.float64)
+    if pose_s.shape[1:] != rest_s.shape or chan.shape != (len(pose_s), 4, 4):
+        raise ShapeError(f"pose_segments {pose_s.shape} and channels {chan.shape} do not match "
+                         f"rest_segments {rest_s.shape}")
+    out: F64 = (chan @ arm)[:, None] @ (pose_s @ affine_inverse(rest_s)) @ affine_inverse(arm)
+    return out
+
+
+def vertex_matrices(co_armature: ArrayLike, bone: bb.BBoneSpline, channel: ArrayLike,
+                    rest_segments: ArrayLike, pose_segments: ArrayLike) -> F64:
+    """(V, 4, 4) armature-space matrix moving each point as this B-Bone does (linear blending).
+
+    The bone's term in the Armature modifier is ``w (M_v co - co)`` with this ``M_v``;
+    a plain bone's would be ``w (channel co - co)``.
+
+    Parameters
+    ----------
+    co_armature : (V, 3) float64 rest points in armature space
+    bone : the B-Bone's inputs (``rest``, ``length``, ``mapping_mode`` are read)
+    channel : (4, 4) float64 ``PoseBone.matrix @ inv(Bone.matrix_local)``
+    rest_segments, pose_segments : (S + 1, 4, 4) float64 joint matrices in bone space
+        (``bbone_segment_matrix`` or ``bbone_segment_matrices``)
+    """
+    index, blend = bb.vertex_segments(co_armature, bone, rest_segments)
+    deform = bb.bbone_deform_matrices(bone.rest, channel, rest_segments, pose_segments)
+    return bb.blended_segment_matrices(index, blend, deform)
+
 
 
 def dual_transform(co: ArrayLike, real: ArrayLike, dual: ArrayLike, contrib: ArrayLike) -> F64:
@@ -31,11 +114,7 @@ def dual_transform(co: ArrayLike, real: ArrayLike, dual: ArrayLike, contrib: Arr
     t = np.asarray(dual, dtype=np.float64) / c
     w, x, y, z = q.T
     t0, t1, t2, t3 = t.T
-    rot = np.stack([
-        np.stack([w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), w * w + y * y - x * x - z * z, 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), w * w + z * z - x * x - y * y], -1),
-    ], -2)
+    rot = scaled_rotation_matrix(q)
     tr = 2.0 * np.column_stack([-t0 * x + w * t1 - t2 * z + y * t3,
                                 -t0 * y + t1 * z - x * t3 + w * t2,
                                 -t0 * z + x * t2 + w * t3 - t1 * y])
@@ -43,59 +122,3 @@ def dual_transform(co: ArrayLike, real: ArrayLike, dual: ArrayLike, contrib: Arr
     out: F64 = (np.einsum("vij,vj->vi", rot, p) + tr) / np.sum(q * q, axis=1)[:, None]
     return out
 
-
-def vertex_matrices(co_armature: ArrayLike, bone: BBoneSpline, channel: ArrayLike,
-                    rest_segments: ArrayLike, pose_segments: ArrayLike) -> F64:
-    """(V, 4, 4) armature-space matrix moving each point as this B-Bone does (linear blending).
-
-    The bone's term in the Armature modifier is ``w (M_v co - co)`` with this ``M_v``;
-    a plain bone's would be ``w (channel co - co)``.
-
-    Parameters
-    ----------
-    co_armature : (V, 3) float64 rest points in armature space
-    bone : the B-Bone's inputs (``rest``, ``length``, ``mapping_mode`` are read)
-    channel : (4, 4) float64 ``PoseBone.matrix @ inv(Bone.matrix_local)``
-    rest_segments, pose_segments : (S + 1, 4, 4) float64 joint matrices in bone space
-        (``bbone_segment_matrix`` or ``bbone_segment_matrices``)
-    """
-    index, blend = vertex_segments(co_armature, bone, rest_segments)
-    deform = bbone_deform_matrices(bone.rest, channel, rest_segments, pose_segments)
-    return blended_segment_matrices(index, blend, deform)
-
-
-def blended_segment_matrices(index: ArrayLike, blend: ArrayLike, deform: ArrayLike) -> F64:
-    """(V, 4, 4) per-point B-Bone matrix for linear blending: ``(1 - b) D[i] + b D[i + 1]``.
-
-    A B-Bone adds ``w (M_v co - co)`` to a vertex with this ``M_v`` (linear in the
-    matrices, so the two segment terms of ``b_bone_deform`` fold into one).
-
-    Parameters
-    ----------
-    index : (V,) int, blend : (V,) float64 from ``segment_index_and_blend``
-    deform : (S + 1, 4, 4) float64 from ``bbone_deform_matrices``
-    """
-    i = np.asarray(index, dtype=np.intp)
-    b = np.asarray(blend, dtype=np.float64)[:, None, None]
-    d = np.asarray(deform, dtype=np.float64)
-    out: F64 = (1.0 - b) * d[i] + b * d[i + 1]
-    return out
-
-
-def vertex_segments(co_armature: ArrayLike, bone: BBoneSpline, rest_segments: ArrayLike
-                    ) -> tuple[NDArray[np.intp], F64]:
-    """Segment and blend of each point (``segment_index_and_blend``) from armature-space points.
-
-    They depend on rest data only: callers that pose the same B-Bone many times keep them.
-
-    Parameters
-    ----------
-    co_armature : (V, 3) float64 rest points in armature space
-    bone : the B-Bone's inputs (``rest``, ``length``, ``mapping_mode`` are read)
-    rest_segments : (S + 1, 4, 4) float64 rest joint matrices in bone space
-    """
-    co = np.asarray(co_armature, dtype=np.float64)
-    if co.ndim != 2 or co.shape[1] != 3:
-        raise ShapeError(f"co_armature must be (V, 3), got shape {co.shape}")
-    co_bone = apply_affine(affine_inverse(np.asarray(bone.rest, dtype=np.float64)), co)
-    return segment_index_and_blend(co_bone, bone.length, rest_segments, bone.mapping_mode)

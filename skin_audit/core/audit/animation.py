@@ -29,8 +29,8 @@ from ..engines.gltf_clip import ClipDrawing
 from ..engines.targets import Target
 from ..findings import Finding
 from ..maths.affine import apply_affine
-from ..maths.bone_runs import GEMM_SIZE, PARALLEL_FROM
-from ..maths.parallel import run_all, thread_count
+from ..maths.bone_runs import PARALLEL_FROM
+from ..maths.parallel import GEMM_SIZE, run_all, thread_count
 from ..maths.small_svd import WORKSPACE_ROWS, smallest_singular_and_det
 from .armature_modifier import joint_matrices, recompute_blender_many
 from .engine_target import PreparedTarget, engine_offsets_many, target_positions_many, world_scale

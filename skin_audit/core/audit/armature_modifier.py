@@ -113,10 +113,13 @@ def accumulate_dual(co: F64, columns: list[tuple[int, NDArray[np.intp], F64]], m
     count = np.zeros(v, dtype=np.intp)
     flipped = np.zeros(v, dtype=bool)
     cache: dict[int, BoneDualQuaternion] = {}
+    deforms = _bbone_deforms(mesh, [bone for bone, _, _ in columns])
     for bone, idx, w in columns:
-        if _rig_bbone(mesh, bone) is not None:
+        if bone in deforms:
             # A B-Bone adds two joints' dual quaternions per vertex (armature_deform.cc, b_bone_deform).
-            quats, index, blend = _bbone_dual(mesh, bone)
+            quats = bb.segment_dual_quaternions(mesh.bones.rest[bone], deforms[bone][0].rest_segments,
+                                                deforms[bone][1])
+            index, blend = mesh.bbone_mapping[bone]
             # vc,vc->v: whether either joint falls in the other hemisphere of the running sum.
             flip = ((np.einsum("vc,vc->v", real[idx], quats.real[index]) < 0.0)
                     | (np.einsum("vc,vc->v", real[idx], quats.real[index + 1]) < 0.0))
@@ -150,20 +153,20 @@ def _rig_bbone(mesh: SkinnedMesh, bone: int) -> bb.RigBBone | None:
     return bbones[bone] if bbones else None
 
 
-def _bbone_deform(mesh: SkinnedMesh, bone: int) -> tuple[bb.RigBBone, F64]:
-    """The B-Bone's record and its joints' armature-space deform matrices at the mesh's pose."""
-    rb = _rig_bbone(mesh, bone)
-    assert rb is not None
-    pose_seg = bb.rig_pose_segments(rb, bone, mesh.bones.channel, mesh.bones.rest)
-    return rb, bb.bbone_deform_matrices(mesh.bones.rest[bone], mesh.bones.channel[bone], rb.rest_segments, pose_seg)
-
-
-def _bbone_dual(mesh: SkinnedMesh, bone: int) -> tuple[bb.SegmentDualQuaternions, NDArray[np.intp], F64]:
-    """The B-Bone's segment dual quaternions at the mesh's pose, and its weighted vertices' segments."""
-    rb, deform = _bbone_deform(mesh, bone)
-    quats = bb.segment_dual_quaternions(mesh.bones.rest[bone], rb.rest_segments, deform)
-    index, blend = mesh.bbone_mapping[bone]
-    return quats, index, blend
+def _bbone_deforms(mesh: SkinnedMesh, bones: Sequence[int]) -> dict[int, tuple[bb.RigBBone, F64]]:
+    """Each B-Bone of ``bones``: its record and its joints' armature-space deform matrices at the
+    mesh's pose, every curve in one pass (each B-Bone's bits as alone)."""
+    found = {bone: rb for bone in bones if (rb := _rig_bbone(mesh, bone)) is not None}
+    if not found:
+        return {}
+    at = np.zeros(1, dtype=np.intp)
+    requests = [(rb, bone, at) for bone, rb in found.items()]
+    channel = mesh.bones.channel
+    segments = bb.rig_pose_segments_multi(requests, channel[None], mesh.bones.rest)
+    deform = bb.bbone_deform_matrices_multi([mesh.bones.rest[bone] for bone in found],
+                                            [channel[bone][None] for bone in found],
+                                            [rb.rest_segments for rb in found.values()], segments)
+    return {bone: (rb, d[0]) for (bone, rb), d in zip(found.items(), deform, strict=True)}
 
 
 def joint_matrices(mesh: SkinnedMesh, channels: F64) -> list[tuple[F64, NDArray[np.bool_]]]:

@@ -176,7 +176,7 @@ def engine_offsets(mesh: SkinnedMesh, channel: F64, prepared: PreparedTarget) ->
         return np.zeros(mesh.vertex_count)  # the target draws Blender's weights exactly
     arm = blend_runs(prepared.offsets.runs, prepared.offsets.gathered, channel)
     # Armature space -> the mesh's object space: a difference of points turns with the linear part
-    # only (ij,jv->iv: einsum keeps it off OpenBLAS's threads).
+    # only (ij,jv->iv: einsum, the BLAS policy of ``maths.parallel``).
     d = np.einsum("ij,jv->iv", mesh.armature_to_mesh[:3, :3], arm)
     # iv,iv->v: each vertex's squared length; a non-finite position is infinitely far (as in divergence).
     with np.errstate(invalid="ignore", over="ignore"):
@@ -216,8 +216,7 @@ def target_positions(mesh: SkinnedMesh, target: Target, channel: F64, prepared: 
             drawn = deform_layout(layout, channel)
         else:
             drawn[mask] = deform_layout(layout, channel)
-    # (apply_affine: one product over every vertex would wake OpenBLAS's threads, which then spin
-    # against the audit's own for the next tenth of a second)
+    # (apply_affine: in blocks, the BLAS policy of ``maths.parallel``)
     return apply_affine(mesh.armature_to_mesh, drawn)
 
 

@@ -25,8 +25,7 @@ from ..maths.bbone import (
     bbone_deform_matrices_multi,
     rig_pose_segments_multi,
 )
-from ..maths.bone_runs import GEMM_SIZE
-from ..maths.parallel import run_all, thread_count
+from ..maths.parallel import GEMM_SIZE, run_all, thread_count
 from ..maths.small_svd import WORKSPACE_ROWS, smallest_singular_and_det
 from ..maths.trees import depth_first
 from .skinned_mesh import SkinnedMesh
@@ -597,8 +596,7 @@ def _numeric_bone(mesh: SkinnedMesh, poses: Sequence[SweepPose], pose_ids: list[
         count = len(ms)
         # (n, count * 9): vertex by vertex, its poses' 3x3 matrices side by side.
         linear = shared.scratch("linear", n, count * 9)
-        # nc,ck->nk over every pose of the batch at once, in blocks of rows that OpenBLAS keeps
-        # on this thread (larger ones wake its threads, which then spin against the rest).
+        # nc,ck->nk over every pose of the batch at once, in blocks of rows (the BLAS policy: ``parallel``).
         parts = np.ascontiguousarray(lin[ms][:, representative].reshape(count, classes, 9).transpose(1, 0, 2))
         parts = parts.reshape(classes, count * 9)
         gemm_rows = max(1, GEMM_SIZE // (9 * count * classes))

@@ -25,10 +25,7 @@ FAR_MARGIN = tolerances.STRAY_FAR_MARGIN
 MIN_VERTICES = 8
 #: Vertices closer than this fraction of the mesh size are one point of the surface.
 WELD_RELATIVE = tolerances.STRAY_WELD_RELATIVE
-#: Rows per matrix-vector product: OpenBLAS keeps a product of fewer than 2304 * 4 numbers
-#: on the calling thread (each row's result is the same either way); a threaded one leaves
-#: its worker spinning after the call, which slows the passes that follow (measured 2-3x
-#: on a busy 2-core machine).
+#: Rows per (N, 3) matrix-vector product, 3 rows <= ``parallel.GEMV_SIZE`` (the BLAS policy).
 BLAS_ROWS = 2048
 #: A region of at least this many runs is labelled alone (its arrays stay in cache); smaller
 #: ones are labelled together (one call instead of one each).

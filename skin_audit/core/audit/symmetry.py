@@ -140,8 +140,7 @@ def reflection(pairs: BonePairs) -> F64:
 
 def reflect_points(points: F64, pairs: BonePairs) -> F64:
     """(V, 3) points mirrored across the symmetry plane."""
-    # vi,i->v: each point's height along the normal (einsum's own loop: ``points @ normal`` hands a
-    # long matrix-vector product to OpenBLAS's threads, which then spin against ours).
+    # vi,i->v: each point's height along the normal (einsum: the BLAS policy, ``maths.parallel``).
     height = np.einsum("vi,i->v", points, pairs.normal) - pairs.offset
     out: F64 = points - 2.0 * height[:, None] * pairs.normal
     return out

@@ -262,10 +262,8 @@ def hierarchy_levels(parents: Sequence[int]) -> list[NDArray[np.intp]]:
 def affine_inverse(m: F64) -> F64:
     """Inverse of (..., 4, 4) affine or (..., 3, 3) matrices by cofactors.
 
-    ``np.linalg.inv`` runs LAPACK once per matrix, and OpenBLAS threads each of those tiny
-    solves: with another thread of ours busy it measured 3 to 300 ms for a Rigify rig's 706
-    bones, against 0.3 ms on one BLAS thread (and 5 ms per call, 2.8 s in all, for the
-    B-Bones' small matrices).  A singular matrix gives inf or NaN here, not an exception.
+    Not ``np.linalg.inv``: the BLAS policy (``parallel``).  A singular matrix gives inf or NaN
+    here, not an exception.
     """
     a = m[..., :3, :3]
     c0, c1, c2 = a[..., :, 0], a[..., :, 1], a[..., :, 2]
@@ -332,15 +330,14 @@ def apply_affine(m: F64, points: F64) -> F64:
         return points
     linear = m[:3, :3].T
     out: F64 = np.empty((len(points), 3))
-    # Blocks OpenBLAS keeps on the calling thread (m n k <= 262144): one product of a million rows
-    # wakes its threads, which then spin against whatever numpy does next.
+    # Blocks of AFFINE_ROWS rows (the BLAS policy: ``parallel``).
     for lo in range(0, len(points), AFFINE_ROWS):
         np.matmul(points[lo:lo + AFFINE_ROWS], linear, out=out[lo:lo + AFFINE_ROWS])
     out += m[:3, 3]
     return out
 
 
-#: Rows per (N, 3) x (3, 3) block in ``apply_affine``.
+#: Rows per (N, 3) x (3, 3) block in ``apply_affine``: 9 rows <= ``parallel.GEMM_SIZE``.
 AFFINE_ROWS = 16384
 
 

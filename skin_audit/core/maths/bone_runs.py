@@ -21,15 +21,12 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
-from .parallel import run_all, thread_count
+from .parallel import GEMM_SIZE, run_all, thread_count
 
 F64 = NDArray[np.float64]
 
-#: Columns per (3, 4) x (4, n) product: OpenBLAS keeps products with m n k <= 262144 on the
-#: calling thread; larger ones wake its own threads, which then spin against ours.
+#: Columns per (3, 4) x (4, n) product, 12 n <= GEMM_SIZE (the BLAS policy: ``parallel``).
 GEMM_COLUMNS = 16384
-#: Multiply-adds of one product that OpenBLAS runs on the calling thread (m n k <= 262144).
-GEMM_SIZE = 262144
 #: Weights from which a blend splits its work across threads (below, thread hand-offs cost more).
 PARALLEL_FROM = 200_000
 
@@ -142,7 +139,7 @@ def blend_runs_many(runs: BoneRuns, gathered: F64, matrices: F64, weight: F64 | 
     n = int(runs.starts[-1])
     w = runs.weight if weight is None else weight
     products = np.empty((3 * poses, n))  # rows 3 k .. 3 k + 2: pose k
-    # Columns per product: at most GEMM_SIZE multiply-adds, which OpenBLAS keeps on this thread.
+    # Columns per product: at most GEMM_SIZE multiply-adds (the BLAS policy: ``parallel``).
     columns = max(min(GEMM_COLUMNS, GEMM_SIZE // (12 * poses)), 1)
     stacked = np.ascontiguousarray(np.asarray(matrices)[:, :, :3, :].transpose(1, 0, 2, 3))  # (J, P, 3, 4)
     stacked = stacked.reshape(stacked.shape[0], 3 * poses, 4)

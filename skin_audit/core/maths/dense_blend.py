@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .bone_runs import GEMM_SIZE
-from .parallel import run_all
+from .parallel import GEMM_SIZE, run_all
 
 F64 = NDArray[np.float64]
 
@@ -79,8 +78,7 @@ def blend_dense(weights: NDArray[np.floating[Any]], rows: NDArray[np.intp], disp
             stored, used, block_table = stored[active], used[active], table[:, active]
         w = stored.astype(np.float64)
         summed = np.empty((13, hi - lo))
-        # Products small enough for OpenBLAS to keep on this thread (larger ones wake its own
-        # threads, which then contend with ours): columns of at most GEMM_SIZE / (13 k).
+        # Columns of at most GEMM_SIZE / (13 k) (the BLAS policy: ``parallel``).
         step = max(GEMM_SIZE // (13 * max(len(w), 1)), 256)
         for a in range(0, hi - lo, step):
             np.matmul(block_table, w[:, a:a + step], out=summed[:, a:a + step])

@@ -1,10 +1,27 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Independent blocks of array work on the machine's cores.
+"""The threading policy: the audit's own threads, and OpenBLAS's kept asleep.
 
-numpy releases the GIL inside its array kernels (BLAS products, ``bincount``,
-``take``, ufunc loops), so blocks of one blend run side by side on a thread
-pool.  ``SKIN_AUDIT_THREADS`` caps the threads (1: everything on the calling
-thread, as before).
+Our threads.  numpy releases the GIL inside its array kernels (BLAS products, ``bincount``,
+``take``, ufunc loops), so blocks of one blend run side by side on a thread pool (``run_all``)
+and coarse pipelines run beside each other (``Beside``).  ``SKIN_AUDIT_THREADS`` caps the
+threads (1: everything on the calling thread).
+
+OpenBLAS's threads (the reason, stated here once; the modules that follow it say so in one
+line).  numpy hands matrix products to OpenBLAS, which runs a product of at most
+``GEMM_SIZE`` multiply-adds (m n k) on the calling thread and wakes its own threads for a
+larger one, and a matrix-vector product of more than ``GEMV_SIZE`` numbers likewise.  Once
+woken they keep spinning after the call, against our threads and the numpy work that follows
+(measured 2-3x slower passes on a busy 2-core machine).  So:
+
+- a long product is cut into blocks below those sizes (each block's rows are the same sums as
+  in one product): ``bone_runs``, ``dense_blend``, ``affine.apply_affine``, the pose sweep's
+  class products, ``stray_weights``;
+- a product that is a loop in disguise goes through ``einsum``, which numpy computes itself
+  (``symmetry.reflect_points``, the engine targets' distances);
+- small matrices are never inverted one LAPACK call at a time: ``np.linalg.inv`` threads each
+  tiny solve (3 to 300 ms for a Rigify rig's 706 bones with another thread of ours busy,
+  against 0.3 ms on one BLAS thread; 2.8 s in all for the B-Bones' small matrices), so
+  ``affine.affine_inverse`` uses cofactors.
 """
 
 from __future__ import annotations
@@ -19,6 +36,10 @@ T = TypeVar("T")
 
 #: Threads at most, whatever the machine has: the blends are bound by memory bandwidth.
 MAX_THREADS = 4
+#: Multiply-adds (m n k) of one product that OpenBLAS runs on the calling thread.
+GEMM_SIZE = 262144
+#: Numbers (rows x columns) of one matrix-vector product that OpenBLAS runs on the calling thread.
+GEMV_SIZE = 2304 * 4
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()

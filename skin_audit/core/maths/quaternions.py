@@ -1,14 +1,17 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Quaternions (w, x, y, z) as (..., 4) float64 arrays: product, from and to rotation matrices.
 
-The one place these formulas live; DQS, Blender's Preserve Volume and the squash measures
-all use them.
+The one place these formulas live; DQS, Blender's Preserve Volume, the B-Bone rolls and the
+squash measures all use them.  ``blender_matrix_to_quaternion`` is Blender's own
+``mat3_to_quat`` (its branches, so its last bits), for what is compared with Blender.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
+
+from .affine import cross
 
 F64 = NDArray[np.float64]
 
@@ -91,3 +94,51 @@ def quaternion_to_matrix(q: F64) -> F64:
         ],
         axis=-2,
     )
+
+
+def _normalized_to_quaternion(m: F64) -> F64:
+    """(N, 4) Blender's mat3_normalized_to_quat_fast over (N, 3, 3), same branches, normalised, w >= 0."""
+    # Blender indexes mat[col][row]; e(c, r) = m[:, r, c].
+    def e(c: int, r: int) -> F64:
+        out: F64 = m[:, r, c]
+        return out
+
+    n = len(m)
+    q = np.zeros((n, 4))
+    # (branch condition, index of the 0.25 s component, trace, sign test, the other three components)
+    xx, yy, zz = e(0, 0), e(1, 1), e(2, 2)
+    b1 = (zz < 0.0) & (xx > yy)
+    b2 = (zz < 0.0) & ~b1
+    b3 = ~(zz < 0.0) & (xx < -yy)
+    b4 = ~(b1 | b2 | b3)
+    branches = (
+        (b1, 1, 1.0 + xx - yy - zz, e(1, 2) < e(2, 1),
+         ((0, e(1, 2) - e(2, 1)), (2, e(0, 1) + e(1, 0)), (3, e(2, 0) + e(0, 2)))),
+        (b2, 2, 1.0 - xx + yy - zz, e(2, 0) < e(0, 2),
+         ((0, e(2, 0) - e(0, 2)), (1, e(0, 1) + e(1, 0)), (3, e(1, 2) + e(2, 1)))),
+        (b3, 3, 1.0 - xx - yy + zz, e(0, 1) < e(1, 0),
+         ((0, e(0, 1) - e(1, 0)), (1, e(2, 0) + e(0, 2)), (2, e(1, 2) + e(2, 1)))),
+        (b4, 0, 1.0 + xx + yy + zz, np.zeros(n, dtype=bool),
+         ((1, e(1, 2) - e(2, 1)), (2, e(2, 0) - e(0, 2)), (3, e(0, 1) - e(1, 0)))),
+    )
+    for mask, main, trace, negate, others in branches:
+        if not mask.any():
+            continue
+        sq = 2.0 * np.sqrt(np.maximum(trace[mask], 0.0))
+        sq = np.where(negate[mask], -sq, sq)
+        q[mask, main] = 0.25 * sq
+        for k, num in others:
+            q[mask, k] = num[mask] / sq
+    q /= np.sqrt(np.add.reduce(q * q, axis=1))[:, None]
+    out: F64 = np.where(q[:, :1] < 0.0, -q, q)
+    return out
+
+
+def blender_matrix_to_quaternion(m: F64) -> F64:
+    """(N, 4) Blender's mat3_to_quat over (N, 3, 3): axes normalised, a reflection negated."""
+    unit = m / np.sqrt(np.add.reduce(m * m, axis=1))[:, None, :]
+    c0, c1, c2 = unit[:, :, 0], unit[:, :, 1], unit[:, :, 2]
+    negative = np.sum(c0 * cross(c1, c2), axis=1) < 0.0
+    unit = np.where(negative[:, None, None], -unit, unit)
+    return _normalized_to_quaternion(unit)
+

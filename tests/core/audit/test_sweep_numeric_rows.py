@@ -95,11 +95,15 @@ def test_forest_rows_refuse_classes_that_are_not_the_turned_bones():
 def _sweep_before_and_after(monkeypatch, build, name: str, value) -> tuple:
     """The sweep of ``build()``, then again with ``pose_sweep.<name>`` set to ``value`` (each run
     computes its B-Bone curves afresh)."""
-    bb._SEGMENT_MEMO.clear()
-    before = pose_sweep.run_sweep(build())
+    before = pose_sweep.run_sweep(_afresh(build()))
     monkeypatch.setattr(pose_sweep, name, value)
-    bb._SEGMENT_MEMO.clear()
-    return before, pose_sweep.run_sweep(build())
+    return before, pose_sweep.run_sweep(_afresh(build()))
+
+
+def _afresh(mesh):
+    """The mesh, its B-Bone records' memos of posed curves emptied."""
+    ref.forget_curves(*mesh.bones.bbones)
+    return mesh
 
 
 @pytest.mark.parametrize("build", [_bbone_chain_mesh, _fork_mesh])
@@ -212,7 +216,7 @@ def _brute_force_values(mesh) -> tuple[list, np.ndarray]:
         for j, idx, w in base.deform_columns:
             rb = base.bones.bbones[j]
             if rb is not None:
-                segments = bb.rig_pose_segments(rb, j, channel, base.bones.rest)
+                segments = ref.one_pose_segments(rb, j, channel, base.bones.rest)
                 m = ref.vertex_matrices(co[idx], rb.spline, channel[j], rb.rest_segments, segments)[:, :3, :3]
             else:
                 m = channel[j][:3, :3]

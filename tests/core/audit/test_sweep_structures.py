@@ -135,6 +135,7 @@ def test_vertices_each_bone_changes_match_the_scan_of_every_vertex(seed, max_bac
 ])
 def test_bbone_curves_at_many_poses_match_one_pose_at_a_time(start, end, prev_segments, next_segments, mapping):
     from skin_audit.core.maths import bbone as bb
+    from tests.factories import bbone_reference as ref
     from tests.factories.numpy_rigs import rest_matrix
 
     rest = np.array([rest_matrix((0.0, 0.0, 0.0), (0.1, 1.0, 0.0)), rest_matrix((0.1, 1.0, 0.0), (0.0, 2.2, 0.3), 0.4),
@@ -157,14 +158,13 @@ def test_bbone_curves_at_many_poses_match_one_pose_at_a_time(start, end, prev_se
             m[:3, 3] = rng.normal(size=3) * 0.1
             channels[p, j] = m
     channels[1, 0] = channels[1, 1] = channels[1, 2]  # a pose where the B-Bone moves rigidly
-    bb._SEGMENT_MEMO.clear()
-    many = bb.rig_pose_segments_many(record, 1, channels, rest)
-    deform = bb.bbone_deform_matrices_many(rest[1], channels[:, 1], rest_seg, many)
-    bb._SEGMENT_MEMO.clear()
+    many = ref.rig_pose_segments_many(record, 1, channels, rest)
+    deform = ref.bbone_deform_matrices_many(rest[1], channels[:, 1], rest_seg, many)
+    ref.forget_curves(record)
     for p in range(6):
-        one = bb.rig_pose_segments(record, 1, channels[p], rest)
+        one = ref.one_pose_segments(record, 1, channels[p], rest)
         np.testing.assert_allclose(many[p], one, atol=1e-12)
-        np.testing.assert_allclose(deform[p], bb.bbone_deform_matrices(rest[1], channels[p, 1], rest_seg, one),
+        np.testing.assert_allclose(deform[p], ref.bbone_deform_matrices_one(rest[1], channels[p, 1], rest_seg, one),
                                    atol=1e-12)
     assert np.abs(many[0] - many[2]).max() > 1e-3  # the poses really bend it differently
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from skin_audit.core.audit import pose_sweep
 from skin_audit.core.maths import bbone as bb
+from tests.factories import bbone_reference as ref
 from tests.factories.numpy_rigs import BoneRow, Rig, rest_matrix, skinned_mesh
 
 
@@ -52,8 +53,9 @@ def _bbone_chain_mesh(vertices: int = 3000, seed: int = 5):
 def _sweep(monkeypatch, threads: int) -> pose_sweep.SweepResult:
     monkeypatch.setenv("SKIN_AUDIT_THREADS", str(threads))
     monkeypatch.setattr(pose_sweep, "_BLOCK_ROWS", 1000)  # many blocks per batch, however small the rig
-    bb._SEGMENT_MEMO.clear()  # (each run computes its curves afresh)
-    return pose_sweep.run_sweep(_bbone_chain_mesh())
+    mesh = _bbone_chain_mesh()
+    ref.forget_curves(*mesh.bones.bbones)  # (each run computes its curves afresh)
+    return pose_sweep.run_sweep(mesh)
 
 
 def assert_same_sweep(one: pose_sweep.SweepResult, two: pose_sweep.SweepResult) -> None:

@@ -1,0 +1,355 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The audit's B-Bones: each armature B-Bone's record, and its joint matrices at many poses of
+the armature, many B-Bones at once (the curves of ``spline`` over rows).
+
+A record remembers its recent posed curves (``RigBBone.posed``) and its spline the
+pose-independent values of its curve (``BBoneSpline.constants``): each held on the data it
+belongs to, so a copy of a record starts with none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..affine import affine_inverse
+from .spline import (
+    _HANDLE_EPSILON,
+    _NONUNIFORM_SCALE,
+    BBoneShape,
+    BBoneSpline,
+    SplineParameters,
+    _head_tail,
+    _matrix,
+    _norm,
+    bezier_rows,
+    circle_tangent_factors,
+    ease_axes,
+    equalize_rows,
+    posed_spline,
+    rolls,
+    segment_matrices,
+    segment_scales,
+    spline_matrices,
+    spline_parameters,
+)
+
+F64 = NDArray[np.float64]
+
+#: Posed curves a record remembers before it forgets them all: (S + 1) x 128 bytes each.
+POSED_MEMO_SIZE = 512
+
+
+@dataclass(frozen=True)
+class RigBBone:
+    """One B-Bone of an armature as the audit keeps it.
+
+    ``prev_bone`` / ``next_bone`` index the armature's bone arrays (-1: no handle);
+    ``rest_segments`` / ``pose_segments`` (S + 1, 4, 4) are Blender's joint matrices
+    read at the extracted pose; ``channels`` (3, 4, 4) are the channel matrices of the
+    bone, its start and its end handle at that pose (identity where absent), so a pose
+    made in numpy is recognised as the extracted one or recomputed from the handles.
+    ``posed`` remembers recent curves by (bone index, the channels they read): the sweep asks
+    for the same B-Bone at the same pose several times (its LBS and its DQS measures).
+    """
+
+    spline: BBoneSpline
+    pose_shape: BBoneShape
+    prev_bone: int
+    next_bone: int
+    rest_segments: F64
+    pose_segments: F64
+    channels: F64
+    posed: dict[tuple[int, bytes], F64] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+
+def rig_pose_segments(rig_bbone: RigBBone, bone: int, channel: ArrayLike, rest: ArrayLike) -> F64:
+    """(S + 1, 4, 4) joint matrices of a rig's B-Bone at the armature pose ``channel``.
+
+    Blender's own (read) matrices at the extracted pose; otherwise the curve recomputed
+    from the handles in numpy (the B-Bone's animated properties kept as read):
+    ``rig_pose_segments_multi`` at one pose.
+
+    Parameters
+    ----------
+    rig_bbone : the B-Bone's record; ``bone`` its index in the armature's arrays
+    channel : (J, 4, 4) float64 every bone's channel matrix at the pose
+    rest : (J, 4, 4) float64 every bone's ``matrix_local``
+    """
+    chan = np.asarray(channel, dtype=np.float64)
+    out: F64 = rig_pose_segments_multi([(rig_bbone, bone, np.zeros(1, dtype=np.intp))], chan[None], rest)[0][0]
+    return out
+
+
+def _one_pose_segments(rig_bbone: RigBBone, bone: int, chan: F64, rst: F64) -> F64:
+    """The general curve (``spline_matrices``) at one armature pose: scaled poses, handle scale."""
+    def pose(k: int) -> F64 | None:
+        return None if k < 0 else chan[k] @ rst[k]
+
+    spline = posed_spline(rig_bbone.spline, pose(rig_bbone.prev_bone), pose(rig_bbone.next_bone))
+    return spline_matrices(spline_parameters(spline, rest=False, pose=chan[bone] @ rst[bone],
+                                             pose_shape=rig_bbone.pose_shape))
+
+
+def rig_pose_segments_multi(requests: Sequence[tuple[RigBBone, int, ArrayLike]], channels: ArrayLike,
+                            rest: ArrayLike) -> list[F64]:
+    """``rig_pose_segments`` of several B-Bones, each at its own poses, the curves computed together.
+
+    Each B-Bone's poses are looked up in its memo; poses with non-uniform scale, or a B-Bone whose
+    handles read their scale, go one at a time through the general curve; the rest of every
+    B-Bone go through one vectorised pass per segment count: the same operations on each
+    (B-Bone, pose) row, so a B-Bone's bits do not depend on which others share its pass (a rig
+    has dozens of B-Bones, and each pass is mostly numpy's per-call cost on tiny arrays).  The
+    memos are read for every request before they are written.
+
+    Parameters
+    ----------
+    requests : (record, its bone index, (P_i,) int indices into ``channels``) per B-Bone
+    channels : (P, J, 4, 4) float64 every bone's channel matrix at each pose
+    rest : (J, 4, 4) float64 every bone's ``matrix_local``
+
+    Returns
+    -------
+    per request, (P_i, S_i + 1, 4, 4) float64 joint matrices in bone space
+    """
+    chan = np.asarray(channels, dtype=np.float64)
+    rst = np.asarray(rest, dtype=np.float64)
+    # A B-Bone asked twice is asked again after the first pass, as one call per request would
+    # (the memo then answers its poses already computed).
+    seen: set[tuple[int, int]] = set()
+    first = []
+    for r, (rig_bbone, bone, _) in enumerate(requests):
+        if (id(rig_bbone), bone) not in seen:
+            seen.add((id(rig_bbone), bone))
+            first.append(r)
+    if len(first) < len(requests):
+        again = [r for r in range(len(requests)) if r not in set(first)]
+        answers = dict(zip(first, rig_pose_segments_multi([requests[r] for r in first], chan, rst), strict=True))
+        answers.update(zip(again, rig_pose_segments_multi([requests[r] for r in again], chan, rst), strict=True))
+        return [answers[r] for r in range(len(requests))]
+    outs: list[F64] = []
+    # Rows still to compute, per request: (request, pose indices into chan, rows of its output).
+    batched: list[tuple[int, NDArray[np.intp], NDArray[np.intp]]] = []
+    for r, (rig_bbone, bone, poses) in enumerate(requests):
+        pose_ids = np.asarray(poses, dtype=np.intp).reshape(-1)
+        out = np.empty((len(pose_ids), *rig_bbone.rest_segments.shape))
+        outs.append(out)
+        todo = []
+        for i, p in enumerate(pose_ids.tolist()):
+            hit = _memo_lookup(rig_bbone, bone, chan[p])
+            if hit is None:
+                todo.append(i)
+            else:
+                out[i] = hit
+        if not todo:
+            continue
+        rows = np.array(todo, dtype=np.intp)
+        at = pose_ids[rows]
+        pose_mats = chan[at, bone] @ rst[bone]
+        size = _norm(pose_mats[:, :3, :3], 1)
+        scaled = ((np.abs(size[:, 0] - size[:, 1]) > _NONUNIFORM_SCALE)
+                  | (np.abs(size[:, 1] - size[:, 2]) > _NONUNIFORM_SCALE))
+        if scaled.any() or curve_constants(rig_bbone).handle_scale:
+            for i, p in zip(todo, at.tolist(), strict=True):
+                out[i] = _one_pose_segments(rig_bbone, bone, chan[p], rst)
+                _memo_store(rig_bbone, bone, chan[p], out[i].copy())
+            continue
+        batched.append((r, at, rows))
+    # One pass per segment count (a B-Bone whose unit pose is scaled, never seen, alone).
+    groups: dict[tuple[int, int], list[tuple[int, NDArray[np.intp], NDArray[np.intp]]]] = {}
+    for item in batched:
+        rb = requests[item[0]][0]
+        c = curve_constants(rb)
+        groups.setdefault((c.params.segments, id(rb) if c.params.do_scale else -1), []).append(item)
+    for group in groups.values():
+        consts = [curve_constants(requests[r][0]) for r, _, _ in group]
+        counts = [len(at) for _, at, _ in group]
+        at = np.concatenate([at for _, at, _ in group])
+        bones = np.repeat([requests[r][1] for r, _, _ in group], counts)
+        prevs = np.repeat([max(requests[r][0].prev_bone, 0) for r, _, _ in group], counts)
+        nexts = np.repeat([max(requests[r][0].next_bone, 0) for r, _, _ in group], counts)
+        # (Rows of B-Bones without a handle get bone 0's: computed, then not used.)
+        joints = _spline_matrices_multi(consts, counts, chan[at, bones] @ rst[bones], chan[at, prevs] @ rst[prevs],
+                                        chan[at, nexts] @ rst[nexts])
+        start = 0
+        for (r, at_r, rows), n in zip(group, counts, strict=True):
+            rig_bbone, bone, _ = requests[r]
+            part = joints[start:start + n]
+            start += n
+            outs[r][rows] = part
+            for i, p in enumerate(at_r.tolist()):
+                _memo_store(rig_bbone, bone, chan[p], part[i].copy())
+    return outs
+
+
+def _memo_key(rig_bbone: RigBBone, bone: int, chan: F64) -> tuple[int, bytes]:
+    used = [k for k in (bone, rig_bbone.prev_bone, rig_bbone.next_bone) if k >= 0]
+    return (bone, b"".join(chan[k].tobytes() for k in used))
+
+
+def _memo_lookup(rig_bbone: RigBBone, bone: int, chan: F64) -> F64 | None:
+    """The read joints at the extracted pose, or a remembered curve, or None."""
+    used = [(slot, k) for slot, k in enumerate((bone, rig_bbone.prev_bone, rig_bbone.next_bone)) if k >= 0]
+    if all(np.array_equal(chan[k], rig_bbone.channels[slot]) for slot, k in used):
+        return rig_bbone.pose_segments
+    return rig_bbone.posed.get(_memo_key(rig_bbone, bone, chan))
+
+
+def _memo_store(rig_bbone: RigBBone, bone: int, chan: F64, joints: F64) -> None:
+    joints.flags.writeable = False  # shared through the memo
+    if len(rig_bbone.posed) >= POSED_MEMO_SIZE:
+        rig_bbone.posed.clear()
+    rig_bbone.posed[_memo_key(rig_bbone, bone, chan)] = joints
+
+
+def _rows_apply(m: F64, p: F64) -> F64:
+    """(P, 3) each (4, 4) of ``m`` applied to its point of ``p``."""
+    out: F64 = np.einsum("pij,pj->pi", m[:, :3, :3], p) + m[:, :3, 3]  # pij,pj->pi: per-pose transform
+    return out
+
+
+@dataclass(frozen=True)
+class _CurveConstants:
+    """What one B-Bone's curve takes from its record, the same at every pose (``curve_constants``)."""
+
+    params: SplineParameters  # spline_parameters at a unit pose: the pose-independent values
+    handle_scale: bool  # handles read their scale: one pose at a time
+    length: float
+    prev: tuple[str, bool, F64, float] | None  # handle type, prev_bbone, rest head, length
+    next: tuple[str, bool, F64, float] | None
+    cum_scales: F64  # (S,) cumsum of the segments' lengthwise scales
+    total_scale: float  # their sum
+    sx: F64  # (S + 1,) joints' X scale
+    sz: F64  # (S + 1,)
+
+
+def curve_constants(rig_bbone: RigBBone) -> _CurveConstants:
+    """The B-Bone's pose-independent curve values, computed once per spline and pose shape (the
+    test-pose copies of a mesh's records share their splines) and kept on the spline."""
+    bone = rig_bbone.spline
+    key = (rig_bbone.pose_shape, rig_bbone.prev_bone >= 0, rig_bbone.next_bone >= 0)
+    hit: _CurveConstants | None = bone.constants.get(key)
+    if hit is not None:
+        return hit
+    length = float(bone.length)
+    params = spline_parameters(bone, rest=False, pose=bone.rest, pose_shape=rig_bbone.pose_shape)
+    prev = nxt = None
+    if bone.prev is not None and rig_bbone.prev_bone >= 0:
+        p_arm_head, _ = _head_tail(_matrix(bone.prev.rest, "prev.rest"), bone.prev.length)
+        kind = bone.handle_type_start
+        prev = (kind, kind not in ("RELATIVE", "TANGENT") and bone.prev.segments > 1, p_arm_head,
+                float(bone.prev.length))
+    if bone.next is not None and rig_bbone.next_bone >= 0:
+        n_arm_head, _ = _head_tail(_matrix(bone.next.rest, "next.rest"), bone.next.length)
+        kind = bone.handle_type_end
+        nxt = (kind, kind not in ("RELATIVE", "TANGENT") and bone.next.segments > 1, n_arm_head,
+               float(bone.next.length))
+    segment_lengths, sx, sz = segment_scales(params)
+    handle_scale = any((*bone.use_scale_start, bone.use_ease_start, *bone.use_scale_end, bone.use_ease_end))
+    out = _CurveConstants(params, handle_scale, length, prev, nxt, np.cumsum(segment_lengths),
+                          float(segment_lengths.sum()), sx, sz)
+    bone.constants[key] = out
+    return out
+
+
+def _spline_matrices_multi(consts: Sequence[_CurveConstants], counts: Sequence[int], pose: F64, prev_pose: F64,
+                           next_pose: F64) -> F64:
+    """``spline_matrices(spline_parameters(...))`` for rows without scale: (N, S + 1, 4, 4).
+
+    ``counts[b]`` consecutive rows are B-Bone ``b``'s poses, every B-Bone with S segments (and
+    ``params.do_scale`` the same).  ``pose``, ``prev_pose``, ``next_pose`` (N, 4, 4): the bone's
+    and its handles' pose matrices (anything where it has no such handle).  The same steps as
+    ``spline_parameters``, ``spline_handles`` and ``spline_matrices`` (read those for Blender's
+    sources), each over the rows at once, each row's numbers from its own B-Bone's.
+    """
+    n = len(pose)
+
+    def per_row(values: Sequence[object]) -> NDArray[Any]:
+        out: NDArray[Any] = np.repeat(np.asarray(values), counts, axis=0)
+        return out
+
+    no_h = (None, False, np.zeros(3), 0.0)
+    prevs = [c.prev or no_h for c in consts]
+    nexts = [c.next or no_h for c in consts]
+    length = per_row([c.length for c in consts])
+    imat = affine_inverse(pose)
+    head = pose[:, :3, 3]
+    tail = head + pose[:, :3, 1] * length[:, None]
+    epsilon = _HANDLE_EPSILON * length
+    # Start handle: spline_parameters, then spline_handles.
+    has_prev = per_row([c.prev is not None for c in consts])
+    roll1 = np.zeros(n)
+    h1 = np.tile([0.0, 1.0, 0.0], (n, 1))
+    if has_prev.any():
+        kind = per_row([h[0] or "" for h in prevs])
+        prev_bbone = per_row([h[1] for h in prevs])
+        p_arm_head = per_row([h[2] for h in prevs])
+        p_head = prev_pose[:, :3, 3]
+        p_tail = p_head + prev_pose[:, :3, 1] * per_row([h[3] for h in prevs])[:, None]
+        relative, tangent = kind == "RELATIVE", kind == "TANGENT"
+        h = np.zeros((n, 3))
+        if (relative | tangent).any():
+            h = _rows_apply(imat, np.where(relative[:, None], head - (p_head - p_arm_head), head - (p_tail - p_head)))
+        absolute = has_prev & ~relative & ~tangent
+        if absolute.any():
+            # The head as a view of its pose matrix, as the per-B-Bone pass has it: einsum's sums
+            # depend on its operands' strides (the last bit).
+            h[absolute] = _rows_apply(imat[absolute], prev_pose[absolute][:, :3, 3])
+        h[prev_bbone, 1] -= length[prev_bbone]
+        norm = _norm(h, 1)
+        h = -np.where((norm < epsilon)[:, None], [[0.0, -1.0, 0.0]], h / np.where(norm > 0.0, norm, 1.0)[:, None])
+        rolled = has_prev & ~prev_bbone
+        if rolled.any():
+            roll1[rolled] = rolls(imat[rolled] @ prev_pose[rolled], h[rolled])
+        h1[has_prev] = h[has_prev]
+    has_next = per_row([c.next is not None for c in consts])
+    roll2 = np.zeros(n)
+    h2 = np.tile([0.0, 1.0, 0.0], (n, 1))
+    if has_next.any():
+        kind = per_row([h[0] or "" for h in nexts])
+        next_bbone = per_row([h[1] for h in nexts])
+        n_arm_head = per_row([h[2] for h in nexts])
+        n_head = next_pose[:, :3, 3]
+        n_tail = n_head + next_pose[:, :3, 1] * per_row([h[3] for h in nexts])[:, None]
+        point = np.where((kind == "RELATIVE")[:, None], tail + (n_head - n_arm_head),
+                         np.where((kind == "TANGENT")[:, None], tail + (n_tail - n_head), n_tail))
+        h = _rows_apply(imat, point)
+        h[~next_bbone, 1] -= length[~next_bbone]
+        norm = _norm(h, 1)
+        h = np.where((norm < epsilon)[:, None], [[0.0, 1.0, 0.0]], h / np.where(norm > 0.0, norm, 1.0)[:, None])
+        roll2[has_next] = rolls(imat[has_next] @ next_pose[has_next], h[has_next])
+        h2[has_next] = h[has_next]
+    # The pose-independent values, from each B-Bone's spline_parameters at a unit pose.
+    params = [c.params for c in consts]
+    circle = length * (circle_tangent_factors(h1, h2) / 0.75)
+    h1 = h1 * (per_row([p.ease1 for p in params]) * circle)[:, None]
+    h2 = h2 * (-per_row([p.ease2 for p in params]) * circle)[:, None]
+    roll1 = roll1 + per_row([p.roll1 for p in params])
+    roll2 = roll2 + per_row([p.roll2 for p in params])
+    h1[:, 0] += per_row([p.curve_in_x for p in params])
+    h1[:, 2] += per_row([p.curve_in_z for p in params])
+    h2[:, 0] += per_row([p.curve_out_x for p in params])
+    h2[:, 2] += per_row([p.curve_out_z for p in params])
+    # spline_matrices.
+    segments = params[0].segments
+    end = np.zeros((n, 3))
+    end[:, 1] = length
+    control = np.stack([np.zeros((n, 3)), h1, end + h2, end], axis=1)
+    t = equalize_rows(control, per_row([c.cum_scales for c in consts]), per_row([c.total_scale for c in consts]))
+    d1 = np.diff(control, axis=1)
+    d2 = np.diff(d1, axis=1)
+    inner_pos, inner_axis = bezier_rows(control, t[:, 1:segments])
+    pos = np.concatenate([control[:, :1], inner_pos, control[:, 3:]], axis=1)
+    axis = np.concatenate([ease_axes(d1[:, 0], d2[:, 0])[:, None], inner_axis,
+                           ease_axes(d1[:, 2], -d2[:, 1])[:, None]], axis=1)
+    f = np.arange(segments + 1) / segments
+    roll = np.asarray(f * roll2[:, None] + (1.0 - f) * roll1[:, None], dtype=np.float64)
+    roll[:, 0], roll[:, -1] = roll1, roll2
+    out = segment_matrices(params[0], pos.reshape(-1, 3), axis.reshape(-1, 3), roll.reshape(-1),
+                            per_row([c.sx for c in consts]).reshape(-1), per_row([c.sz for c in consts]).reshape(-1))
+    return out.reshape(n, segments + 1, 4, 4)
+
