@@ -20,7 +20,7 @@ from ...core.audit.engine_target import audit_target, prepare_target
 from ...core.audit.options import AuditOptions
 from ...core.audit.skinned_mesh import SkinnedMesh
 from ...core.engines.gltf_audit import NodeMatch
-from ...core.engines.gltf_clip import ClipDrawing, clip_drawing, prepare_primitives
+from ...core.engines.gltf_clip import ClipDrawing, clip_drawing, clip_file, prepare_primitives
 from ...core.engines.targets import Target
 from ...core.findings import Finding
 from ...core.gltf.document import GltfDocument
@@ -101,18 +101,18 @@ def _clip_models(gltf: GltfDocument | None, parts: Sequence[tuple[bpy.types.Obje
 
     if gltf is None or not gltf.items("animations"):
         return [none] * len(parts)
-    depsgraph = bpy.context.evaluated_depsgraph_get()
     fps = scene_fps(bpy.context.scene)
     # The importer names an unnamed animation "Anim_<index>".
     index = {str(a.get("name") or f"Anim_{k}"): k for k, a in enumerate(gltf.items("animations"))}
+    shared = clip_file(gltf)  # the nodes' rest and each animation's samplers, read once for every mesh
     out = []
     for obj, _, _ in parts:
-        match = imported_match(gltf, obj, depsgraph)
+        match = imported_match(gltf, obj)
         primitives = prepare_primitives(gltf, target, match)
 
         def model(action: str, match: NodeMatch = match, primitives: Any = primitives) -> ClipDrawing | None:
             anim = index.get(action)
-            return None if anim is None else clip_drawing(gltf, target, anim, fps, match, primitives)
+            return None if anim is None else clip_drawing(gltf, target, anim, fps, match, primitives, shared)
 
         out.append(model)
     return out

@@ -53,10 +53,13 @@ def clip_document(path: Path) -> GltfDocument | None:
         return None
 
 
-def imported_match(doc: GltfDocument, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> NodeMatch:
-    """Which skinned node of ``doc`` Blender's importer made ``obj`` of, and its rows."""
+def imported_match(doc: GltfDocument, obj: bpy.types.Object) -> NodeMatch:
+    """Which skinned node of ``doc`` Blender's importer made ``obj`` of, and its rows.
+
+    The pairing reads the rest positions, the group names and the faces only, so the evaluated mesh
+    and the weights (``_imported``'s costliest reads) are not read here, and no depsgraph is asked for."""
     node_names = {i: str(n.get("name", "")) for i, n in enumerate(doc.items("nodes"))}
-    return match_node(doc, skinned_primitives(doc), _imported(obj, depsgraph), node_names)
+    return match_node(doc, skinned_primitives(doc), _imported(obj, None), node_names)
 
 
 def play_clip(doc: GltfDocument, clip: str | None) -> None:
@@ -76,10 +79,16 @@ def play_clip(doc: GltfDocument, clip: str | None) -> None:
             obj.animation_data.action = action
 
 
-def _imported(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> ImportedMesh:
+def _imported(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph | None) -> ImportedMesh:
+    """``obj`` as ``match_node`` and the target comparison read it; without ``depsgraph``: without the
+    evaluated mesh (the rest positions in its place) and with empty weights, for the pairing alone."""
     n = len(obj.data.vertices)
     rest = np.zeros(n * 3)
     obj.data.vertices.foreach_get("co", rest)
+    names = tuple(g.name for g in obj.vertex_groups)
+    if depsgraph is None:
+        return ImportedMesh(obj.name, rest.reshape(-1, 3), rest.reshape(-1, 3), names,
+                            np.zeros((len(names), 0), dtype=np.float32), _triangles(obj.data))
     ev_obj = obj.evaluated_get(depsgraph)
     ev = ev_obj.to_mesh()
     try:
@@ -89,8 +98,7 @@ def _imported(obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph) -> Imported
         ev_obj.to_mesh_clear()
     mw = np.array(ev_obj.matrix_world, dtype=np.float64)
     world = co.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
-    return ImportedMesh(obj.name, rest.reshape(-1, 3), world, tuple(g.name for g in obj.vertex_groups),
-                        group_weights(obj), _triangles(obj.data))
+    return ImportedMesh(obj.name, rest.reshape(-1, 3), world, names, group_weights(obj), _triangles(obj.data))
 
 
 def _triangles(mesh: bpy.types.Mesh) -> np.ndarray:

@@ -28,7 +28,6 @@ from .. import tolerances
 from ..engines.gltf_clip import ClipDrawing
 from ..engines.targets import Target
 from ..findings import Finding
-from ..maths.affine import apply_affine
 from ..maths.bone_runs import PARALLEL_FROM
 from ..maths.parallel import GEMM_SIZE, run_all, thread_count
 from ..maths.small_svd import WORKSPACE_ROWS, smallest_singular_and_det
@@ -293,25 +292,29 @@ class ActionMeasures:
         distances = self._engine_distances(channels, prepared, blender_positions)
         self._fold(frames, distances, self.divergence_max, self.vertex_divergence, self.divergence_frame, size)
         if self.clip is not None and self.world is not None:
-            world = np.stack([apply_affine(self.world, b) for b in blender_positions()])
-            self._fold(frames, self.clip.distances(np.asarray(frames, dtype=np.float64), world), self.clip_max,
+            local = np.stack(blender_positions())
+            self._fold(frames, self.clip.distances(np.asarray(frames, dtype=np.float64), local, self.world),
+                       self.clip_max,
                        self.vertex_clip, self.clip_frame, size * world_scale(self.mesh))
         else:
             self.clip_max += [None] * len(frames)
 
     def _fold(self, frames: Sequence[float], distances: F64 | None, timeline: list[float | None], worst: F64,
               at: F64, size: float) -> None:
-        """(P, V) distances (None: not measured) into a timeline and the per-vertex largest relative to ``size``."""
-        for p, frame in enumerate(frames):
-            d = distances[p] if distances is not None else None
-            if d is None or not d.size:
-                timeline.append(None)
-                continue
-            rel = d / size
-            timeline.append(float(rel.max()))
-            worse = rel > worst
-            worst[worse] = rel[worse]
-            at[worse] = frame
+        """(P, V) distances (None: not measured) into a timeline and the per-vertex largest relative to ``size``
+        (every frame of the piece at once; a vertex keeps the first frame reaching its largest)."""
+        if distances is None or not distances.size:
+            timeline += [None] * len(frames)
+            return
+        rel = np.asarray(distances, dtype=np.float64) / size
+        timeline += [float(v) for v in rel.max(axis=1)]
+        with np.errstate(invalid="ignore"):
+            ordered = np.where(np.isnan(rel), -np.inf, rel)  # a NaN never beats a vertex's worst
+        first = np.argmax(ordered, axis=0)
+        best = ordered[first, np.arange(rel.shape[1])]
+        worse = best > worst
+        worst[worse] = best[worse]
+        at[worse] = np.asarray(frames, dtype=np.float64)[first[worse]]
 
     def _engine_distances(self, channels: F64, prepared: PreparedTarget | None,
                           blender: Callable[[], list[F64]]) -> F64 | None:

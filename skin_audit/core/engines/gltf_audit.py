@@ -142,12 +142,31 @@ class NodeMatch:
 
 
 def _sorted_faces(faces: I64) -> I64:
-    """(F', 3) each face's vertices sorted, degenerate faces dropped, each face once."""
-    if len(faces) == 0:
-        return np.zeros((0, 3), dtype=np.int64)
-    s = np.sort(faces, axis=1)
-    s = s[(s[:, 0] != s[:, 1]) & (s[:, 1] != s[:, 2])]
-    return np.unique(s, axis=0) if len(s) else np.zeros((0, 3), dtype=np.int64)
+    """(F', 3) each face's vertices sorted, degenerate faces dropped (each face as often as listed)."""
+    s = np.sort(faces.reshape(-1, 3), axis=1)
+    out: I64 = s[(s[:, 0] != s[:, 1]) & (s[:, 1] != s[:, 2])]
+    return out
+
+
+def _same_faces(ours: I64, theirs: I64) -> bool:
+    """Whether two (F, 3) face lists hold the same faces, each taken once whatever its vertices' order
+    (degenerate faces left out): compared as one integer key per face where the keys fit in 63 bits."""
+    a, b = _sorted_faces(ours), _sorted_faces(theirs)
+    if not len(a) or not len(b):
+        return len(a) == len(b)
+    low = min(int(a.min()), int(b.min()))
+    base = max(int(a.max()), int(b.max())) - low + 1
+    if base ** 3 >= 2 ** 62:  # too many vertices for one key: the rows themselves
+        ra, rb = np.unique(a, axis=0), np.unique(b, axis=0)
+        return ra.shape == rb.shape and bool(np.array_equal(ra, rb))
+
+    def keys(s: I64) -> I64:
+        k = s.astype(np.int64) - low
+        out: I64 = np.unique((k[:, 0] * base + k[:, 1]) * base + k[:, 2])
+        return out
+
+    ka, kb = keys(a), keys(b)
+    return ka.shape == kb.shape and bool(np.array_equal(ka, kb))
 
 
 def _node_layout(doc: GltfDocument, node: int, imported: ImportedMesh, prims: list[SkinnedPrimitive]
@@ -170,9 +189,8 @@ def _node_layout(doc: GltfDocument, node: int, imported: ImportedMesh, prims: li
             index = np.full(int(lp.rows.max(initial=-1)) + 1, -1, dtype=np.int64)
             index[lp.rows] = off + np.arange(len(lp.rows))
             file_faces.append(index[lp.triangles])
-        ours = _sorted_faces(np.concatenate(file_faces) if file_faces else np.zeros((0, 3), dtype=np.int64))
-        theirs = _sorted_faces(np.asarray(imported.faces, dtype=np.int64))
-        if ours.shape != theirs.shape or not np.array_equal(ours, theirs):
+        ours = np.concatenate(file_faces) if file_faces else np.zeros((0, 3), dtype=np.int64)
+        if not _same_faces(ours, np.asarray(imported.faces, dtype=np.int64)):
             return None, (f"node {node}'s mesh has as many vertices as Blender's mesh but not the same faces in "
                           "the importer's order (vertices merged or reordered)")
     chosen = [(skinned[lp.primitive], int(off), lp.rows) for lp, off in zip(layout, offsets[:-1], strict=False)

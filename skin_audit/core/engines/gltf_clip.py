@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..gltf.animation import ClipChannel, clip_channels, sample_many
+from ..gltf.animation import ClipChannel, clip_channels, sample_stacked
 from ..gltf.document import GltfDocument
 from ..gltf.scene import NodeTransforms, node_parents, quaternion_matrices, rest_transforms
 from ..gltf.skin import SkinnedPrimitive, inverse_bind_matrices, skin_joints
@@ -37,9 +37,12 @@ def clip_world_matrices(parents: NDArray[np.intp], rest: NodeTransforms, channel
     translation = np.broadcast_to(rest.translation, (count, n, 3)).copy()
     rotation = np.broadcast_to(rest.rotation, (count, n, 4)).copy()
     scale = np.broadcast_to(rest.scale, (count, n, 3)).copy()
-    for ch in channels:
-        values = sample_many(ch.sampler, times, ch.path, target.interpolation)
-        {"translation": translation, "rotation": rotation, "scale": scale}[ch.path][:, ch.node] = values
+    into = {"translation": translation, "rotation": rotation, "scale": scale}
+    for path, interpolation, key_times, group in _channel_groups(channels):
+        # Every channel of the group sampled at every time at once: (T, n, C).
+        values = sample_stacked(key_times, np.stack([ch.sampler.values for ch in group], axis=1), interpolation,
+                                times, path, target.interpolation)
+        into[path][:, [ch.node for ch in group]] = values
     local = np.tile(np.eye(4), (count, n, 1, 1))
     turn = quaternion_matrices(rotation.reshape(-1, 4), target.rotation).reshape(count, n, 3, 3)
     local[:, :, :3, :3] = turn * scale[:, :, None, :]
@@ -58,6 +61,18 @@ def clip_world_matrices(parents: NDArray[np.intp], rest: NodeTransforms, channel
             world[:, node] = local[:, node] if p == -1 else world[:, p] @ local[:, node]
             done[node] = True
     return world
+
+
+def _channel_groups(channels: tuple[ClipChannel, ...]
+                    ) -> list[tuple[str, str, F64, list[ClipChannel]]]:
+    """``channels`` grouped by path, interpolation and key times (a clip's channels mostly share one
+    input); when two channels drive the same node's path, one group each in order (the later wins)."""
+    if len({(ch.node, ch.path) for ch in channels}) < len(channels):
+        return [(ch.path, ch.sampler.interpolation, ch.sampler.times, [ch]) for ch in channels]
+    groups: dict[tuple[str, str, bytes], list[ClipChannel]] = {}
+    for ch in channels:
+        groups.setdefault((ch.path, ch.sampler.interpolation, ch.sampler.times.tobytes()), []).append(ch)
+    return [(g[0].path, g[0].sampler.interpolation, g[0].sampler.times, g) for g in groups.values()]
 
 
 @dataclass(frozen=True)
@@ -93,25 +108,61 @@ class ClipDrawing:
         for p in self.primitives:
             # tjab,jbc->tjac: each joint's world matrix at each time times its inverse bind matrix.
             skinning = np.einsum("tjab,jbc->tjac", world[:, p.joints], p.ibm)
-            blended = blend_runs_many(p.runs, p.gathered, skinning)
-            positions = np.stack(blended).transpose(0, 2, 1)  # (T, V, 3)
+            # Every time's sums go straight into one (T, V, 3) array (no per-time stack and transpose).
+            positions = np.zeros((len(times), len(p.rest), 3))
+            blend_runs_many(p.runs, p.gathered, skinning, add_to=list(positions))
             positions[:, p.invalid] = np.nan
             positions[:, p.stay] = p.rest[p.stay]
             out.append(positions)
         return out
 
-    def distances(self, frames: F64, blender_world: F64) -> F64:
-        """(T, V) how far the target draws each Blender vertex from ``blender_world`` (T, V, 3), Blender's
-        mesh at each frame in world space, Blender's axes (vertices the file does not skin: 0)."""
+    def distances(self, frames: F64, blender_local: F64, object_world: F64) -> F64:
+        """(T, V) how far the target draws each Blender vertex from Blender's mesh at each frame:
+        ``blender_local`` (T, V, 3) in the mesh object's space, ``object_world`` (4, 4) its world matrix
+        (vertices the file does not skin: 0)."""
         drawn = self.drawn(frames)
-        w = np.asarray(blender_world, dtype=np.float64)
-        blender = np.stack([w[..., 0], w[..., 2], -w[..., 1]], axis=-1)  # gltf_from_blender, every frame
-        out = np.zeros(w.shape[:2])
+        # Object space to world to glTF's axes (gltf_from_blender) as one affine map, every frame at once.
+        to_gltf = _BLENDER_TO_GLTF @ np.asarray(object_world, dtype=np.float64)
+        b = np.asarray(blender_local, dtype=np.float64)
+        blender = b @ to_gltf[:3, :3].T + to_gltf[:3, 3]
+        out = np.zeros(b.shape[:2])
         for positions, off, rows in zip(drawn, self.match.offsets, self.match.rows, strict=True):
+            mine = positions if len(rows) == positions.shape[1] and _ascending(rows) else positions[:, rows]
             with np.errstate(invalid="ignore", over="ignore"):
-                d = np.sqrt(((positions[:, rows] - blender[:, off:off + len(rows)]) ** 2).sum(axis=2))
+                mine -= blender[:, off:off + len(rows)]
+                d = np.sqrt(np.einsum("tvc,tvc->tv", mine, mine))  # tvc,tvc->tv: squared length per vertex
             out[:, off:off + len(rows)] = np.where(np.isfinite(d), d, np.inf)  # as ``divergence``
         return out
+
+
+#: glTF's axes from Blender's (``gltf_from_blender``): x, z, -y.
+_BLENDER_TO_GLTF = np.array([[1.0, 0, 0, 0], [0, 0, 1.0, 0], [0, -1.0, 0, 0], [0, 0, 0, 1.0]])
+
+
+def _ascending(rows: NDArray[np.int64]) -> bool:
+    """True when ``rows`` are 0, 1, 2, ...: the rows already in the primitive's order."""
+    return bool(len(rows) == 0 or (rows[0] == 0 and np.all(np.diff(rows) == 1)))
+
+
+@dataclass
+class ClipFile:
+    """What every clip of one document shares, read once: the nodes' rest transforms and parents, and
+    each animation's channels (its samplers decoded) when first asked for."""
+
+    doc: GltfDocument
+    rest: NodeTransforms
+    parents: NDArray[np.intp]
+    decoded: dict[int, tuple[ClipChannel, ...]]
+
+    def channels(self, anim: int) -> tuple[ClipChannel, ...]:
+        if anim not in self.decoded:
+            self.decoded[anim] = clip_channels(self.doc, anim, self.rest)
+        return self.decoded[anim]
+
+
+def clip_file(doc: GltfDocument) -> ClipFile:
+    """The ``ClipFile`` of ``doc`` (no animation decoded yet)."""
+    return ClipFile(doc, rest_transforms(doc), node_parents(doc), {})
 
 
 def prepare_primitives(doc: GltfDocument, target: Target, match: NodeMatch) -> tuple[_Primitive, ...] | None:
@@ -136,10 +187,10 @@ def prepare_primitives(doc: GltfDocument, target: Target, match: NodeMatch) -> t
 
 
 def clip_drawing(doc: GltfDocument, target: Target, anim: int, fps: float, match: NodeMatch,
-                 primitives: tuple[_Primitive, ...] | None) -> ClipDrawing | None:
+                 primitives: tuple[_Primitive, ...] | None, file: ClipFile | None = None) -> ClipDrawing | None:
     """The ``ClipDrawing`` of animation ``anim`` on ``match``'s ``primitives`` (``prepare_primitives``;
-    None: not drawn)."""
+    None: not drawn); ``file``: ``clip_file(doc)`` shared by every clip and mesh (built here when None)."""
     if primitives is None:
         return None
-    rest = rest_transforms(doc)
-    return ClipDrawing(target, anim, fps, match, node_parents(doc), rest, clip_channels(doc, anim, rest), primitives)
+    shared = clip_file(doc) if file is None else file
+    return ClipDrawing(target, anim, fps, match, shared.parents, shared.rest, shared.channels(anim), primitives)

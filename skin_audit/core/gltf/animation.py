@@ -25,7 +25,7 @@ Translation and scale are the same under all three: lerp, Hermite or step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -71,8 +71,18 @@ def find_animation(doc: GltfDocument, clip: str | int | None) -> int | None:
     return names.index(clip)
 
 
-def read_sampler(doc: GltfDocument, anim: int, index: int) -> Sampler:
-    """Read and check one sampler of animation ``anim``."""
+def read_sampler(doc: GltfDocument, anim: int, index: int,
+                 accessors: dict[int, NDArray[np.float64]] | None = None) -> Sampler:
+    """Read and check one sampler of animation ``anim``; ``accessors``: the accessors already read, by
+    index (the samplers of a clip often share one input of key times), added to as read."""
+
+    def read(accessor: Any, where: str) -> NDArray[np.float64]:
+        if accessors is None or not isinstance(accessor, int):
+            return read_accessor(doc, accessor, where)
+        if accessor not in accessors:
+            accessors[accessor] = read_accessor(doc, accessor, where)
+        return accessors[accessor]
+
     a = doc.item("animations", anim, "animation")
     where = f"animation {anim} sampler {index}"
     samplers = a.get("samplers", [])
@@ -82,7 +92,7 @@ def read_sampler(doc: GltfDocument, anim: int, index: int) -> Sampler:
     interpolation = s.get("interpolation", "LINEAR")
     if interpolation not in ("LINEAR", "STEP", "CUBICSPLINE"):
         raise doc.fail(where, f"interpolation {interpolation!r} is not LINEAR, STEP or CUBICSPLINE")
-    times = read_accessor(doc, s.get("input"), where + " input")
+    times = read(s.get("input"), where + " input")
     if times.shape[1] != 1:
         raise doc.fail(where, "input must be a SCALAR accessor of key times")
     t = times[:, 0]
@@ -90,7 +100,7 @@ def read_sampler(doc: GltfDocument, anim: int, index: int) -> Sampler:
         raise doc.fail(where, "has no keyframes")
     if not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
         raise doc.fail(where, "key times must be finite and strictly increasing (3.11)")
-    values = read_accessor(doc, s.get("output"), where + " output")
+    values = read(s.get("output"), where + " output")
     per_key = 3 if interpolation == "CUBICSPLINE" else 1
     if len(values) != per_key * len(t):
         raise doc.fail(where, f"output has {len(values)} elements for {len(t)} keys ({per_key} per key expected)")
@@ -226,6 +236,7 @@ def animated_transforms(
         return rest
     a = doc.item("animations", anim, "animation")
     channels: dict[str, dict[int, NDArray[np.float64]]] = {"translation": {}, "rotation": {}, "scale": {}}
+    accessors: dict[int, NDArray[np.float64]] = {}  # read once, shared by the samplers naming them
     for c, ch in enumerate(a.get("channels", [])):
         where = f"animation {anim} channel {c}"
         target = ch.get("target", {})
@@ -242,7 +253,7 @@ def animated_transforms(
         si = ch.get("sampler")
         if not isinstance(si, int) or not 0 <= si < len(samplers):
             raise doc.fail(where, f"sampler {si!r} is out of range ({len(samplers)} samplers)")
-        sampler = read_sampler(doc, anim, si)
+        sampler = read_sampler(doc, anim, si, accessors)
         if sampler.values.shape[1] != _PATH_SIZES[path]:
             raise doc.fail(
                 where, f"{path} output has {sampler.values.shape[1]} components, expected {_PATH_SIZES[path]}"
@@ -290,37 +301,49 @@ def _slerp_many(q0: NDArray[np.float64], q1: NDArray[np.float64], u: NDArray[np.
 def sample_many(sampler: Sampler, times: NDArray[np.float64], path: str,
                 rule: InterpolationRule = "spec") -> NDArray[np.float64]:
     """(T, C) ``sample`` at every time of ``times`` at once (the same arithmetic, row by row)."""
+    return sample_stacked(sampler.times, np.asarray(sampler.values)[:, None, :], sampler.interpolation, times,
+                          path, rule)[:, 0]
+
+
+def sample_stacked(key_times: NDArray[np.float64], values: NDArray[np.float64], interpolation: str,
+                   times: NDArray[np.float64], path: str, rule: InterpolationRule = "spec") -> NDArray[np.float64]:
+    """(T, n, C) ``sample_many`` of n samplers sharing ``key_times`` (K,) and ``interpolation`` at once:
+    ``values`` (K, n, C), or (3 K, n, C) for CUBICSPLINE, each sampler's outputs side by side."""
     t = np.asarray(times, dtype=np.float64)
-    key_times, values = sampler.times, sampler.values
-    cubic = sampler.interpolation == "CUBICSPLINE"
+    values = np.asarray(values, dtype=np.float64)
+    cubic = interpolation == "CUBICSPLINE"
     rotation = path == "rotation"
-    keys = np.asarray(values[1::3] if cubic else values, dtype=np.float64)
+    keys = values[1::3] if cubic else values
     if rotation and rule == "spec":
-        keys = keys / np.linalg.norm(keys, axis=1, keepdims=True)
+        keys = keys / np.linalg.norm(keys, axis=2, keepdims=True)
     last = len(key_times) - 1
     k = np.clip(np.searchsorted(key_times, t, side="right") - 1, 0, last)
     out = keys[k].copy()  # before the first key, after the last, and STEP: the key
     inside = (t >= key_times[0]) & (t < key_times[-1])
-    if sampler.interpolation == "STEP" or last == 0 or not inside.any():
+    if interpolation == "STEP" or last == 0 or not inside.any():
         return out
     k = k[inside]
     t0, t1 = key_times[k], key_times[k + 1]
     u = (t[inside] - t0) / (t1 - t0)
     if cubic:
-        td = (t1 - t0)[:, None]
+        td = (t1 - t0)[:, None, None]
         v_k, b_k = values[3 * k + 1], values[3 * k + 2]
         a_k1, v_k1 = values[3 * (k + 1)], values[3 * (k + 1) + 1]
-        u1 = u[:, None]
+        u1 = u[:, None, None]
         u2, u3 = u1 * u1, u1 * u1 * u1
         v = ((2 * u3 - 3 * u2 + 1) * v_k + td * (u3 - 2 * u2 + u1) * b_k + (-2 * u3 + 3 * u2) * v_k1
              + td * (u3 - u2) * a_k1)
         if rotation:
-            v = v / np.linalg.norm(v, axis=1, keepdims=True)
+            v = v / np.linalg.norm(v, axis=2, keepdims=True)
         out[inside] = v
     elif rotation:
-        out[inside] = _slerp_many(keys[k], keys[k + 1], u, rule)
+        n = keys.shape[1]
+        # Every sampler's key pair at every time as rows of one slerp.
+        out[inside] = _slerp_many(keys[k].reshape(-1, 4), keys[k + 1].reshape(-1, 4), np.repeat(u, n),
+                                  rule).reshape(len(k), n, 4)
     else:
-        out[inside] = (1 - u)[:, None] * values[k] + u[:, None] * values[k + 1]
+        u1 = u[:, None, None]
+        out[inside] = (1 - u1) * values[k] + u1 * values[k + 1]
     return out
 
 
@@ -336,6 +359,7 @@ def clip_channels(doc: GltfDocument, anim: int, rest: NodeTransforms) -> tuple[C
     ``animated_transforms`` reads them; morph-weight channels left out)."""
     a = doc.item("animations", anim, "animation")
     out = []
+    accessors: dict[int, NDArray[np.float64]] = {}  # read once, shared by the samplers naming them
     for c, ch in enumerate(a.get("channels", [])):
         where = f"animation {anim} channel {c}"
         target = ch.get("target", {})
@@ -352,7 +376,7 @@ def clip_channels(doc: GltfDocument, anim: int, rest: NodeTransforms) -> tuple[C
         si = ch.get("sampler")
         if not isinstance(si, int) or not 0 <= si < len(samplers):
             raise doc.fail(where, f"sampler {si!r} is out of range ({len(samplers)} samplers)")
-        sampler = read_sampler(doc, anim, si)
+        sampler = read_sampler(doc, anim, si, accessors)
         if sampler.values.shape[1] != _PATH_SIZES[path]:
             raise doc.fail(
                 where, f"{path} output has {sampler.values.shape[1]} components, expected {_PATH_SIZES[path]}"

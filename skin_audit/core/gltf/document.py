@@ -404,8 +404,13 @@ def _strided(
         )
     if count == 0:
         return np.zeros((0, cols * rows), dtype=dtype)
+    if step == element and (cols == 1 or column_stride == rows * dtype.itemsize):
+        # Tightly packed, no column padding: the elements are one run of components (copied out,
+        # so the result is aligned and writable whatever the offset).
+        packed = np.frombuffer(data, dtype=dtype, count=count * cols * rows, offset=offset)
+        return packed.reshape(count, cols * rows).copy()
     buffer = np.frombuffer(data, dtype=np.uint8)
-    # Copy each element's bytes out (any alignment), then view them as the component type.
+    # Copy each element's bytes out (any alignment, any stride), then view them as the component type.
     idx = offset + np.arange(count)[:, None] * step
     if cols > 1:
         cols_off = (np.arange(cols)[:, None] * column_stride + np.arange(rows * dtype.itemsize)[None, :]).ravel()
