@@ -75,3 +75,27 @@ def test_bbone_triangles_are_measured_as_blender_deforms_them(bpy):
     plain_area, plain_stretch, _ = surface_at(mesh, pose_channel(mesh, pose))
     at = np.flatnonzero(result.pose_of["stretch"] == k)
     assert np.abs(plain_stretch[at] - stretch[at]).max() > 1e-2
+
+
+@pytest.mark.parametrize("bone, axis, degrees", [("B1", "x", 60.0), ("B0", "z", -45.0), ("B2", "x", 90.0)])
+def test_the_contact_test_poses_bbones_as_blender_does(bpy, bone, axis, degrees):
+    """The contact test's posed positions (armature space) at a turn against Blender's evaluated
+    mesh at the same turn: the B-Bones bend by their curves there too."""
+    from skin_audit.blender.read.extract import extract
+    from skin_audit.core.audit.interpenetration import contact_positions
+    from skin_audit.core.audit.pose_sweep import SweepPose
+
+    from tests.blender.test_bbone import POSITION_TOL
+
+    arm, tube = build_rig(bpy, segments=(4, 4, 4))
+    evaluate(bpy, tube)
+    mesh = extract(tube, tube.modifiers[0], bpy.context.evaluated_depsgraph_get(), measure_drift=False)
+    ours = contact_positions([mesh], SweepPose(mesh.bones.names.index(bone), axis, degrees, "default"))
+    pb = arm.pose.bones[bone]
+    pb.rotation_mode = "XYZ"
+    pb.rotation_euler["xyz".index(axis)] = math.radians(degrees)
+    theirs = evaluate(bpy, tube)
+    m = mesh.mesh_to_armature
+    theirs = theirs @ m[:3, :3].T + m[:3, 3]
+    assert np.linalg.norm(ours - theirs, axis=1).max() < POSITION_TOL
+    assert np.linalg.norm(theirs - mesh.rest_armature, axis=1).max() > 0.1  # the turn moves the tube

@@ -287,6 +287,15 @@ def _unique_rows(rows: Ints, count: int) -> tuple[Ints, Ints]:
     """Distinct rows of small non-negative-or--1 integers below ``count`` and each row's number:
     packed into one int64 where they fit (a sort of numbers, not of rows)."""
     k = rows.shape[1]
+    if (count + 1) ** k >= 2 ** 62 and rows.size:
+        # Renumbered over the values present (a rig weights few of its bones), they may pack.
+        values, number = np.unique(rows, return_inverse=True)
+        packed_rows = number.reshape(rows.shape) - 1
+        if (len(values) + 1) ** k < 2 ** 62:
+            _, inverse = _unique_rows(packed_rows, len(values))
+            first = np.zeros(int(inverse.max(initial=-1)) + 1, dtype=np.intp)
+            first[inverse[::-1]] = np.arange(len(inverse))[::-1]
+            return rows[first], inverse
     if (count + 1) ** k < 2 ** 62:
         packed = np.zeros(len(rows), dtype=np.int64)
         for c in range(k):
@@ -420,10 +429,10 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
         rotations = np.array([rotation(poses[k].axis, np.radians(poses[k].degrees)) for k in pose_ids])
         moderate = [surface_poses[k].moderate for k in pose_ids]
         if exact is not None and bone in exact.tris_of:
-            tris = exact.tris_of[bone]
-            worst.update(sample[tris], exact.measures(tris, turned_channels(mesh.bones, bone, rotations)),
+            bent_tris = exact.tris_of[bone]
+            worst.update(sample[bent_tris], exact.measures(bent_tris, turned_channels(mesh.bones, bone, rotations)),
                          pose_ids, moderate)
-            result.measured[sample[tris]] = True
+            result.measured[sample[bent_tris]] = True
         tris = tris_of.get(bone)
         if tris is None or not tris.size:
             continue
@@ -472,7 +481,12 @@ def _bbone_slots(mesh: SkinnedMesh) -> Ints:
     for j, rb in enumerate(mesh.bones.bbones or ()):
         if rb is not None:
             prev[j], nxt[j] = rb.prev_bone, rb.next_bone
-    return np.concatenate([slots, prev[slots], nxt[slots]], axis=1)
+    out = np.sort(np.concatenate([slots, prev[slots], nxt[slots]], axis=1), axis=1)
+    out[:, 1:][out[:, 1:] == out[:, :-1]] = -1  # each bone once (the sort puts -1 first)
+    out = np.sort(out, axis=1)
+    width = max(int((out >= 0).sum(axis=1).max(initial=1)), 1)
+    trimmed: Ints = out[:, -width:]
+    return trimmed
 
 
 @dataclass
@@ -488,6 +502,9 @@ class _Exact:
     local: Ints  # (T_data, 3) each triangle's corners in ``sub`` (-1 outside ``tris``)
     joint: Ints  # (T_data,) the B-Bone joint (in ``joint_matrices``' order) carrying it, -1 a plain bone
     tris_of: dict[int, Ints]  # per swept bone, the ``tris`` its turn deforms
+    #: The blend layout per ``sub`` vertex: (V_sub, K) run numbers (bones, then B-Bone joints) and
+    #: their weights times Blender's ``a / sum w``; None where the modifier does not blend linearly.
+    table: tuple[Ints, F64] | None = None
 
     @staticmethod
     def of(mesh: SkinnedMesh, data: _Mesh, tris: Ints, classes: list[dict[int, int]]) -> _Exact:
@@ -509,7 +526,52 @@ class _Exact:
                     hit = (idx[pos] == v) & (joint[at] < 0)
                     joint[at[hit]] = first - first_joint + index[pos[hit]] + (blend[pos[hit]] >= 0.5)
         tris_of = _bones_to_triangles(mesh, data.tri, tris, classes, _bbone_slots(mesh))
-        return _Exact(mesh, data, tris, sub, local, joint, tris_of)
+        table = None
+        if mesh.modifier.use_vertex_groups and not mesh.modifier.preserve_volume:
+            layout = sub.blend_layout
+            runs = layout.runs
+            run_of = np.repeat(runs.bone, np.diff(runs.starts))
+            order = np.argsort(runs.vertex, kind="stable")
+            vertex = runs.vertex[order]
+            counts = np.bincount(vertex, minlength=sub.vertex_count)
+            slot = np.arange(len(vertex)) - np.repeat(np.cumsum(counts) - counts, counts)
+            width = max(int(counts.max(initial=1)), 1)
+            table_run = np.zeros((sub.vertex_count, width), dtype=np.intp)
+            table_w = np.zeros((sub.vertex_count, width))
+            table_run[vertex, slot] = run_of[order]
+            table_w[vertex, slot] = layout.scaled[order]
+            table = (table_run, table_w)
+        return _Exact(mesh, data, tris, sub, local, joint, tris_of, table)
+
+    def _posed(self, block: Ints, channels: F64,
+               joints: list[tuple[F64, NDArray[np.bool_]]] | None) -> tuple[F64, Ints]:
+        """(P, n_v, 3) armature-space positions of the vertices of ``block`` at ``channels``, and
+        each triangle's corners among them (n, 3): the linear blend over the layout's runs,
+        ``p + sum_k s_k (M_k p - p)`` (``s_k`` the weight times ``a / sum w``), B-Bone joints by
+        their matrices; else ``recompute_blender_many`` on every vertex of ``sub``."""
+        if self.table is None:
+            recomputed = recompute_blender_many(self.sub, list(channels), joints)
+            m = self.mesh.mesh_to_armature
+            return np.stack([r.positions for r in recomputed]) @ m[:3, :3].T + m[:3, 3], self.local[block]
+        verts, inverse = np.unique(self.local[block], return_inverse=True)
+        runs, weights = self.table[0][verts], self.table[1][verts]  # (n_v, K)
+        matrices = channels if joints is None else np.concatenate([channels, np.stack([j for j, _ in joints])], axis=1)
+        # Runs no pose moves add nothing (s (I p - p) = 0): only the moving slots are blended.
+        moving = np.any(matrices != np.eye(4), axis=(0, 2, 3))[runs] & (weights != 0)
+        order = np.argsort(~moving, axis=1, kind="stable")[:, :max(int(moving.sum(axis=1).max(initial=1)), 1)]
+        keep = np.take_along_axis(moving, order, axis=1)
+        runs = np.take_along_axis(runs, order, axis=1)
+        weights = np.where(keep, np.take_along_axis(weights, order, axis=1), 0.0)
+        p = self.sub.rest_armature[verts]
+        posed: F64 = np.broadcast_to(p, (len(channels), *p.shape)).copy()
+        for k in range(runs.shape[1]):
+            rows = np.flatnonzero(keep[:, k])  # (the moving slots come first: fewer rows each slot)
+            m = matrices[:, runs[rows, k], :3, :]  # (P, r, 3, 4)
+            q = p[rows]
+            # prij,rj->pri: each vertex by its slot's matrix; the slot adds s (M p - p).
+            moved = np.einsum("prij,rj->pri", m[..., :3], q) + m[..., 3] - q
+            posed[:, rows] += weights[rows, k][None, :, None] * moved
+        return posed, inverse.reshape(-1, 3)
 
     def measures(self, block: Ints, channels: F64) -> dict[str, F64]:
         """The measures of ``block`` (positions in ``data.tri``, among ``tris``) at ``channels``."""
@@ -517,10 +579,7 @@ class _Exact:
         joints = None
         if sub.blend_layout.joints and sub.modifier.use_vertex_groups and not sub.modifier.preserve_volume:
             joints = joint_matrices(sub, channels)
-        recomputed = recompute_blender_many(sub, list(channels), joints)
-        m = self.mesh.mesh_to_armature
-        posed = np.stack([r.positions for r in recomputed]) @ m[:3, :3].T + m[:3, 3]  # (P, n_v, 3) armature
-        local = self.local[block]
+        posed, local = self._posed(block, channels, joints)
         f1 = (posed[:, local[:, 1]] - posed[:, local[:, 0]]).transpose(1, 0, 2)  # (n, P, 3)
         f2 = (posed[:, local[:, 2]] - posed[:, local[:, 0]]).transpose(1, 0, 2)
         plane = _subplane(self.data.plane, block)
