@@ -428,12 +428,19 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
     for bone, pose_ids in by_bone.items():
         rotations = np.array([rotation(poses[k].axis, np.radians(poses[k].degrees)) for k in pose_ids])
         moderate = [surface_poses[k].moderate for k in pose_ids]
-        if exact is not None and bone in exact.tris_of:
-            bent_tris = exact.tris_of[bone]
-            worst.update(sample[bent_tris], exact.measures(bent_tris, turned_channels(mesh.bones, bone, rotations)),
-                         pose_ids, moderate)
-            result.measured[sample[bent_tris]] = True
         tris = tris_of.get(bone)
+        if exact is not None and bone in exact.tris_of:
+            # Triangles on a B-Bone this turn bends (its handles left behind) go the exact way; on
+            # B-Bones it moves whole (bone and handles in one class) they are plain bones' triangles.
+            on_bent = exact.tris_of[bone]
+            bending = exact.bent_by(bone, classes, on_bent)
+            bent_tris = on_bent[bending]
+            if bent_tris.size:
+                worst.update(sample[bent_tris], exact.measures(bent_tris, turned_channels(mesh.bones, bone, rotations)),
+                             pose_ids, moderate)
+                result.measured[sample[bent_tris]] = True
+            if not bending.all():
+                tris = np.union1d(on_bent[~bending], tris if tris is not None else np.zeros(0, dtype=np.intp))
         if tris is None or not tris.size:
             continue
         # Under this turn a bone is turned (-1), at rest (absent) or carried by a bone that does
@@ -542,6 +549,19 @@ class _Exact:
             table_w[vertex, slot] = layout.scaled[order]
             table = (table_run, table_w)
         return _Exact(mesh, data, tris, sub, local, joint, tris_of, table)
+
+    def bent_by(self, bone: int, classes: list[dict[int, int]], block: Ints) -> NDArray[np.bool_]:
+        """(n,) whether each triangle of ``block`` touches a B-Bone the turn of ``bone`` bends: one
+        whose own bone and handles the turn puts in different classes (``_turn_classes``)."""
+        bbones = self.mesh.bones.bbones or ()
+        bent = [j for j, rb in enumerate(bbones) if rb is not None and len(
+            {classes[k].get(bone, -2) for k in (j, rb.prev_bone, rb.next_bone) if k >= 0}) > 1]
+        if not bent:
+            return np.zeros(len(block), dtype=bool)
+        table = self.sub.influence_table
+        on = (np.isin(table.bones, bent) & (table.weights != 0)).any(axis=1)  # (V_sub,)
+        out: NDArray[np.bool_] = on[self.local[block]].any(axis=1)
+        return out
 
     def _posed(self, block: Ints, channels: F64,
                joints: list[tuple[F64, NDArray[np.bool_]]] | None) -> tuple[F64, Ints]:
