@@ -82,9 +82,8 @@ def test_the_contact_test_poses_bbones_as_blender_does(bpy, bone, axis, degrees)
     """The contact test's posed positions (armature space) at a turn against Blender's evaluated
     mesh at the same turn: the B-Bones bend by their curves there too."""
     from skin_audit.blender.read.extract import extract
-    from skin_audit.core.audit.interpenetration import contact_positions
+    from skin_audit.core.audit.interpenetration import contact_positions, interpenetration
     from skin_audit.core.audit.pose_sweep import SweepPose
-
     from tests.blender.test_bbone import POSITION_TOL
 
     arm, tube = build_rig(bpy, segments=(4, 4, 4))
@@ -99,3 +98,5 @@ def test_the_contact_test_poses_bbones_as_blender_does(bpy, bone, axis, degrees)
     theirs = theirs @ m[:3, :3].T + m[:3, 3]
     assert np.linalg.norm(ours - theirs, axis=1).max() < POSITION_TOL
     assert np.linalg.norm(theirs - mesh.rest_armature, axis=1).max() > 0.1  # the turn moves the tube
+    # The test itself runs its poses through the same blend (whole, still and mixed triangles).
+    assert interpenetration([mesh], 90.0).metrics["contact_poses"] > 0
