@@ -376,7 +376,8 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
     Triangles touching a vertex without deform weight (unweighted-vertices reports those) are left
     out.  Those touching a vertex weighted to a B-Bone with segments are posed exactly (``_Exact``:
     Blender's Armature modifier recomputed on their vertices, the B-Bones' curves included) at
-    the turns that move their bones or their B-Bones' handles apart, and at the stress poses.
+    the turns that bend those B-Bones (their handles left behind) and at the stress poses;
+    beyond ``SURFACE_BBONE_TRIANGLES`` of them, an even stride plus every ``keep`` one.
     Beyond ``SURFACE_TRIANGLES`` deformable triangles, an even stride of them is measured, plus
     every ``keep`` (T,) triangle (the caller's: those across a weight-step seam).
     """
@@ -401,6 +402,15 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
             chosen[sample[keep[sample]]] = True
         result.sampled = True
         sample = np.flatnonzero(chosen)
+    on = np.flatnonzero(bent[sample])
+    if len(on) > tolerances.SURFACE_BBONE_TRIANGLES:
+        stride = -(-len(on) // tolerances.SURFACE_BBONE_TRIANGLES)
+        chosen = ~bent[sample]
+        chosen[on[::stride]] = True
+        if keep is not None:
+            chosen[on[keep[sample[on]]]] = True
+        result.sampled = True
+        sample = sample[chosen]
     if not sample.size:
         return result
     # Everything below is per sampled triangle (position k stands for triangle sample[k]).
