@@ -833,7 +833,8 @@ def surface_at(mesh: SkinnedMesh, channel: F64, positions: F64 | None = None) ->
     mesh : the rig (its triangles, rest positions, weights, bones)
     channel : (J, 4, 4) float64 skinning matrices of the pose, armature space
     positions : (V, 3) float64 posed positions in the mesh object's space (for example Blender's
-        evaluated mesh); None: blended here, Blender's way
+        evaluated mesh); None: blended here, Blender's way for plain bones (a B-Bone with segments
+        as a plain bone: ``measure_surface`` poses those triangles by its exact path)
 
     Returns
     -------
