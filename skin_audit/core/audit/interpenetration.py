@@ -5,8 +5,8 @@ when one bone turns, beyond what they already do at rest.  numpy only.
 Each weighted deform bone is turned alone (``stress_poses.turned_channels``) to the ends of the
 rig's own rotation limits where it has them, and elsewhere bent by the moderate angle about X and
 Z both ways.  The meshes are deformed Blender's way (its weight normalisation, the modifier's
-mask; B-Bone segments are not reproduced: their bones bend as plain bones here), in armature
-space.  Then every pair of triangles that can have changed is tested exactly
+mask; a B-Bone with segments by its joints' matrices, Blender's curve through its handles), in
+armature space.  Then every pair of triangles that can have changed is tested exactly
 (``maths.tri_intersect``):
 
 - a vertex carried wholly by the turn (rigid) keeps its rest position relative to every other such
@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 
 from .. import tolerances
 from ..findings import Finding
+from ..maths import bbone as bb
 from ..maths.affine import affine_inverse, largest_side, rotation
 from ..maths.tri_intersect import candidate_pairs, triangles_intersect
 from .pose_sweep import KIND, SweepPose
@@ -79,6 +80,8 @@ class _Character:
     columns: dict[int, tuple[IntP, F64]] = field(default_factory=dict)
     dominant: IntP = field(default_factory=lambda: np.zeros(0, dtype=np.intp))  # (V,) heaviest bone
     fans: IntP | None = None  # ``_fans``, built when first needed
+    #: Per B-Bone with segments: each of its ``columns`` vertices' segment and blend.
+    bbones: dict[int, tuple[IntP, F64]] = field(default_factory=dict)
 
 
 def _character(meshes: Sequence[SkinnedMesh]) -> _Character | None:
@@ -89,6 +92,7 @@ def _character(meshes: Sequence[SkinnedMesh]) -> _Character | None:
     points = np.concatenate([m.rest_armature for m in meshes])
     tris, owner = [], []
     cols: dict[int, list[tuple[IntP, F64]]] = {}
+    segs: dict[int, list[tuple[IntP, F64]]] = {}
     dominant = np.full(len(points), -1, dtype=np.intp)
     for k, m in enumerate(meshes):
         if len(m.triangles):
@@ -96,8 +100,11 @@ def _character(meshes: Sequence[SkinnedMesh]) -> _Character | None:
             owner.append(np.full(len(m.triangles), k, dtype=np.intp))
         scale = m.blend_scale
         best = np.zeros(m.vertex_count)
+        mapping = m.bbone_mapping
         for bone, idx, w in m.deform_columns:
             cols.setdefault(bone, []).append((idx + starts[k], w * scale[idx]))
+            if bone in mapping:
+                segs.setdefault(bone, []).append(mapping[bone])
             heavier = w > best[idx]
             best[idx[heavier]] = w[heavier]
             dominant[idx[heavier] + starts[k]] = bone
@@ -111,7 +118,9 @@ def _character(meshes: Sequence[SkinnedMesh]) -> _Character | None:
     return _Character(points, triangles, weld.reshape(-1)[triangles], np.concatenate(owner), starts, size,
                       corners.min(axis=1), corners.max(axis=1),
                       {b: (np.concatenate([c[0] for c in v]), np.concatenate([c[1] for c in v]))
-                       for b, v in cols.items()}, dominant)
+                       for b, v in cols.items()}, dominant,
+                      bbones={b: (np.concatenate([c[0] for c in v]), np.concatenate([c[1] for c in v]))
+                              for b, v in segs.items() if len(v) == len(cols[b])})
 
 
 #: Triangles a welded vertex lists at most for the rest check (a pole's fan beyond it is cut).
@@ -215,14 +224,15 @@ def _pose_contacts(char: _Character, bones: Bones, poses: Sequence[SweepPose]) -
     bone = poses[0].bone
     rotations = np.array([rotation(p.axis, np.radians(p.degrees)) for p in poses])
     channels = turned_channels(bones, bone, rotations)  # (P, J, 4, 4)
-    order, tin, tout = bones.depth_first
-    moved = [int(j) for j in order[tin[bone]:tout[bone]] if int(j) in char.columns]
+    moved = _moved_bones(char, bones, channels)
     if not moved:
         return []
     n = len(char.points)
     touched = np.zeros(n, dtype=bool)
     turn_share = np.zeros(n)
-    same = [bool(np.array_equal(channels[:, j], channels[:, bone])) for j in moved]
+    # (a B-Bone with segments moves as the turn only when its handles do too: else its curve bends)
+    same = [all(bool(np.array_equal(channels[:, k], channels[:, bone])) for k in _pose_bones(bones, j))
+            for j in moved]
     for j, is_turn in zip(moved, same, strict=True):
         idx, w = char.columns[j]
         touched[idx] = True
@@ -242,19 +252,22 @@ def _pose_contacts(char: _Character, bones: Bones, poses: Sequence[SweepPose]) -
     local = np.full(n, -1, dtype=np.intp)
     local[mixed_v] = np.arange(len(mixed_v))
     cut = {}
+    cut_segments = {}
     for j in moved:
         idx, w = char.columns[j]
         inside = local[idx] >= 0
         cut[j] = (idx[inside], w[inside])
+        if j in char.bbones:
+            cut_segments[j] = (char.bbones[j][0][inside], char.bbones[j][1][inside])
     sub = _Character(char.points, char.triangles, char.welded, char.mesh_of, char.starts, char.size, char.lo,
-                     char.hi, cut)
+                     char.hi, cut, bbones=cut_segments)
     lo_whole, hi_whole, lo_still, hi_still = char.lo[whole], char.hi[whole], char.lo[still], char.hi[still]
     box_whole = (lo_whole.min(axis=0), hi_whole.max(axis=0)) if len(whole) else None
     box_still = (lo_still.min(axis=0), hi_still.max(axis=0)) if len(still) else None
     out = []
     for p, pose in enumerate(poses):
         c = channels[p, bone]
-        blended = char.points[mixed_v] + _displacement(sub, channels[p], moved, local, len(mixed_v))
+        blended = char.points[mixed_v] + _displacement(sub, channels[p], moved, local, len(mixed_v), bones)
         mixed_corners = blended[local[char.triangles[mixed]]]
         box_mixed = ((mixed_corners.min(axis=(0, 1)), mixed_corners.max(axis=(0, 1))) if len(mixed) else None)
         reach_m = _union(_moved_box(c, box_whole), box_mixed) if box_whole is not None else box_mixed
@@ -272,14 +285,40 @@ def _pose_contacts(char: _Character, bones: Bones, poses: Sequence[SweepPose]) -
     return out
 
 
-def _displacement(char: _Character, channel: F64, moved: Sequence[int], local: IntP, count: int) -> F64:
+def _pose_bones(bones: Bones, j: int) -> list[int]:
+    """The bones whose pose moves the vertices of bone ``j``: itself, and a B-Bone's handles."""
+    rb = bones.bbones[j] if bones.bbones else None
+    return [j] if rb is None else [k for k in (j, rb.prev_bone, rb.next_bone) if k >= 0]
+
+
+def _moved_bones(char: _Character, bones: Bones, channels: F64) -> list[int]:
+    """The weighted bones some pose of ``channels`` (P, J, 4, 4) moves: their channel, or a
+    B-Bone's handle's, is not the identity."""
+    still = np.all(channels == np.eye(4), axis=(0, 2, 3))  # (J,)
+    return [j for j in sorted(char.columns) if not all(still[k] for k in _pose_bones(bones, j))]
+
+
+def _displacement(char: _Character, channel: F64, moved: Sequence[int], local: IntP, count: int,
+                  bones: Bones) -> F64:
     """(count, 3) Blender's blended displacement of the vertices ``local`` numbers, from the
-    columns of the ``moved`` bones at the pose ``channel`` (J, 4, 4)."""
+    columns of the ``moved`` bones at the pose ``channel`` (J, 4, 4); a B-Bone with segments
+    blends the matrices of the two joints each vertex lies between."""
     disp = np.zeros((count, 3))
     for j in moved:
         idx, w = char.columns[j]
-        c = channel[j]
-        delta = char.points[idx] @ (c[:3, :3] - np.eye(3)).T + c[:3, 3]
+        p = char.points[idx]
+        rb = bones.bbones[j] if bones.bbones else None
+        if rb is not None and j in char.bbones:
+            joints = bb.bbone_deform_matrices(bones.rest[j], channel[j], rb.rest_segments,
+                                              bb.rig_pose_segments(rb, j, channel, bones.rest))
+            index, blend = char.bbones[j]
+            a, b = joints[index], joints[index + 1]  # (n, 4, 4)
+            # (n,3,3)x(n,3): each vertex by its two joints, blended as Blender does.
+            delta = ((1.0 - blend)[:, None] * (np.einsum("nij,nj->ni", a[:, :3, :3], p) + a[:, :3, 3])
+                     + blend[:, None] * (np.einsum("nij,nj->ni", b[:, :3, :3], p) + b[:, :3, 3])) - p
+        else:
+            c = channel[j]
+            delta = p @ (c[:3, :3] - np.eye(3)).T + c[:3, 3]
         at = local[idx]
         for k in range(3):  # (a bincount per coordinate: np.add.at is several times slower)
             disp[:, k] += np.bincount(at, w * delta[:, k], minlength=count)
@@ -294,9 +333,9 @@ def contact_positions(meshes: Sequence[SkinnedMesh], pose: SweepPose) -> F64:
         return np.zeros((0, 3))
     bones = meshes[0].bones.with_rest_bbone_shapes()
     channel = turned_channels(bones, pose.bone, rotation(pose.axis, np.radians(pose.degrees))[None])[0]
-    moved = [j for j in char.columns if not np.array_equal(channel[j], np.eye(4))]
+    moved = _moved_bones(char, bones, channel[None])
     local = np.arange(len(char.points), dtype=np.intp)
-    out: F64 = char.points + _displacement(char, channel, moved, local, len(char.points))
+    out: F64 = char.points + _displacement(char, channel, moved, local, len(char.points), bones)
     return out
 
 

@@ -25,6 +25,7 @@ from ..errors import SkinAuditError
 from ..findings import Finding, Severity
 from ..maths.affine import rotation
 from ..maths.dqs import dual_quaternion_skinning
+from .armature_modifier import joint_matrices, recompute_blender_many
 from .pose_sweep import SweepPose, is_moderate, sweep_poses
 from .skinned_mesh import SkinnedMesh
 from .stress_poses import standard_poses, turned_channels
@@ -55,7 +56,8 @@ class SurfaceResult:
     dominant: Ints  # (T,) bone holding most of the triangle's weight, -1 where none
     values: dict[str, F64] = field(default_factory=dict)  # "area", "stretch", "fold" (+ "moderate_...")
     pose_of: dict[str, Ints] = field(default_factory=dict)
-    skipped_bbone: int = 0
+    skipped_bbone: int = 0  # (none since B-Bone triangles are posed exactly: kept for the report)
+    bbone_measured: int = 0  # triangles touching a B-Bone with segments, posed exactly
     sampled: bool = False  # beyond SURFACE_TRIANGLES: an even stride and the caller's triangles
     deformable: int = 0  # triangles some turn can deform (B-Bone ones included)
 
@@ -244,16 +246,20 @@ def _affected(bone_set: Sequence[int], classes: list[dict[int, int]]) -> list[in
 
 
 def _bones_to_triangles(mesh: SkinnedMesh, triangles: Ints, measured: Ints,
-                        classes: list[dict[int, int]]) -> dict[int, Ints]:
+                        classes: list[dict[int, int]], slots: Ints | None = None) -> dict[int, Ints]:
     """Per swept bone, the ``measured`` triangles its turn deforms non-rigidly.
 
     Triangles are grouped by their corners' bone sets: each vertex's set gets a number (few
     distinct sets), a triangle the sorted numbers of its corners (one int64), and the turns
-    that deform a group are found once per group.
+    that deform a group are found once per group.  ``slots`` (V, K') the bones each vertex's
+    set holds (-1 none); default: its weighted bones.
     """
     table = mesh.influence_table
     used, local = np.unique(triangles[measured], return_inverse=True)
-    slot_bones = np.sort(np.where(table.weights[used] != 0, table.bones[used], -1), axis=1)
+    if slots is None:
+        slot_bones = np.sort(np.where(table.weights[used] != 0, table.bones[used], -1), axis=1)
+    else:
+        slot_bones = np.sort(slots[used], axis=1)
     vertex_sets, vertex_set = _unique_rows(slot_bones, len(mesh.bones.names))
     corners = np.sort(vertex_set[local.reshape(-1, 3)], axis=1).astype(np.int64)
     base = np.int64(len(vertex_sets))
@@ -281,6 +287,15 @@ def _unique_rows(rows: Ints, count: int) -> tuple[Ints, Ints]:
     """Distinct rows of small non-negative-or--1 integers below ``count`` and each row's number:
     packed into one int64 where they fit (a sort of numbers, not of rows)."""
     k = rows.shape[1]
+    if (count + 1) ** k >= 2 ** 62 and rows.size:
+        # Renumbered over the values present (a rig weights few of its bones), they may pack.
+        values, number = np.unique(rows, return_inverse=True)
+        packed_rows = number.reshape(rows.shape) - 1
+        if (len(values) + 1) ** k < 2 ** 62:
+            _, inverse = _unique_rows(packed_rows, len(values))
+            first = np.zeros(int(inverse.max(initial=-1)) + 1, dtype=np.intp)
+            first[inverse[::-1]] = np.arange(len(inverse))[::-1]
+            return rows[first], inverse
     if (count + 1) ** k < 2 ** 62:
         packed = np.zeros(len(rows), dtype=np.int64)
         for c in range(k):
@@ -358,8 +373,11 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
                     keep: NDArray[np.bool_] | None = None) -> SurfaceResult:
     """Area ratio, stretch and fold of every triangle at the sweep's and the stress poses.
 
-    Triangles touching a vertex weighted to a B-Bone with segments (its curve is not modelled
-    here) or a vertex without deform weight (unweighted-vertices reports those) are left out.
+    Triangles touching a vertex without deform weight (unweighted-vertices reports those) are left
+    out.  Those touching a vertex weighted to a B-Bone with segments are posed exactly (``_Exact``:
+    Blender's Armature modifier recomputed on their vertices, the B-Bones' curves included) at
+    the turns that bend those B-Bones (their handles left behind) and at the stress poses;
+    beyond ``SURFACE_BBONE_TRIANGLES`` of them, an even stride plus every ``keep`` one.
     Beyond ``SURFACE_TRIANGLES`` deformable triangles, an even stride of them is measured, plus
     every ``keep`` (T,) triangle (the caller's: those across a weight-step seam).
     """
@@ -374,9 +392,8 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
     if t == 0:
         return result
     deformable, bent = _deformable(mesh, tri)
-    result.skipped_bbone = int(bent.sum())
     result.deformable = int(deformable.sum())
-    sample = np.flatnonzero(deformable & ~bent)
+    sample = np.flatnonzero(deformable)
     if len(sample) > tolerances.SURFACE_TRIANGLES:
         stride = -(-len(sample) // tolerances.SURFACE_TRIANGLES)
         chosen = np.zeros(t, dtype=bool)
@@ -385,6 +402,15 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
             chosen[sample[keep[sample]]] = True
         result.sampled = True
         sample = np.flatnonzero(chosen)
+    on = np.flatnonzero(bent[sample])
+    if len(on) > tolerances.SURFACE_BBONE_TRIANGLES:
+        stride = -(-len(on) // tolerances.SURFACE_BBONE_TRIANGLES)
+        chosen = ~bent[sample]
+        chosen[on[::stride]] = True
+        if keep is not None:
+            chosen[on[keep[sample[on]]]] = True
+        result.sampled = True
+        sample = sample[chosen]
     if not sample.size:
         return result
     # Everything below is per sampled triangle (position k stands for triangle sample[k]).
@@ -404,14 +430,29 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
     for k, p in enumerate(poses):
         by_bone.setdefault(p.bone, []).append(k)
     classes = _turn_classes(mesh)
-    tris_of = _bones_to_triangles(mesh, stri, np.arange(len(stri)), classes)
+    on_bbone = bent[sample]
+    result.bbone_measured = int(on_bbone.sum())
+    tris_of = _bones_to_triangles(mesh, stri, np.flatnonzero(~on_bbone), classes)
+    exact = _Exact.of(mesh, data, np.flatnonzero(on_bbone), classes) if on_bbone.any() else None
     rest, rest_inverse = mesh.bones.rest, mesh.bones.rest_inverse
     for bone, pose_ids in by_bone.items():
-        tris = tris_of.get(bone)
-        if tris is None or not tris.size:
-            continue
         rotations = np.array([rotation(poses[k].axis, np.radians(poses[k].degrees)) for k in pose_ids])
         moderate = [surface_poses[k].moderate for k in pose_ids]
+        tris = tris_of.get(bone)
+        if exact is not None and bone in exact.tris_of:
+            # Triangles on a B-Bone this turn bends (its handles left behind) go the exact way; on
+            # B-Bones it moves whole (bone and handles in one class) they are plain bones' triangles.
+            on_bent = exact.tris_of[bone]
+            bending = exact.bent_by(bone, classes, on_bent)
+            bent_tris = on_bent[bending]
+            if bent_tris.size:
+                worst.update(sample[bent_tris], exact.measures(bent_tris, turned_channels(mesh.bones, bone, rotations)),
+                             pose_ids, moderate)
+                result.measured[sample[bent_tris]] = True
+            if not bending.all():
+                tris = np.union1d(on_bent[~bending], tris if tris is not None else np.zeros(0, dtype=np.intp))
+        if tris is None or not tris.size:
+            continue
         # Under this turn a bone is turned (-1), at rest (absent) or carried by a bone that does
         # not inherit rotation (that bone's number): two classes unless some bone is carried.
         under = [c.get(bone, -2) for c in classes]
@@ -434,12 +475,153 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
         base = len(surface_poses)
         surface_poses += [SurfacePose(p.name, -1, False) for p in stress]
         channels = np.stack([p.channel for p in stress])
-        for first in range(0, len(sample), _BLOCK):
-            block = np.arange(first, min(first + _BLOCK, len(sample)))
-            worst.update(sample[block], _general_block(mesh, data, block, channels),
-                         list(range(base, base + len(stress))), [False] * len(stress))
+        ids, flags = list(range(base, base + len(stress))), [False] * len(stress)
+        plain = np.flatnonzero(~on_bbone)
+        for first in range(0, len(plain), _BLOCK):
+            block = plain[first:first + _BLOCK]
+            worst.update(sample[block], _general_block(mesh, data, block, channels), ids, flags)
+        if exact is not None:
+            worst.update(sample[exact.tris], exact.measures(exact.tris, channels), ids, flags)
         result.measured[sample] = True
     return result
+
+
+def _bbone_slots(mesh: SkinnedMesh) -> Ints:
+    """(V, 3K) each vertex's weighted bones and, for each B-Bone with segments among them, its
+    handle bones (-1 none): every bone whose pose its position depends on (a turn that leaves a
+    B-Bone's handles behind bends it)."""
+    table = mesh.influence_table
+    slots = np.where(table.weights != 0, table.bones, -1)
+    count = len(mesh.bones.names)
+    prev = np.full(count + 1, -1, dtype=np.intp)  # (the last entry answers the empty slot's -1)
+    nxt = np.full(count + 1, -1, dtype=np.intp)
+    for j, rb in enumerate(mesh.bones.bbones or ()):
+        if rb is not None:
+            prev[j], nxt[j] = rb.prev_bone, rb.next_bone
+    out = np.sort(np.concatenate([slots, prev[slots], nxt[slots]], axis=1), axis=1)
+    out[:, 1:][out[:, 1:] == out[:, :-1]] = -1  # each bone once (the sort puts -1 first)
+    out = np.sort(out, axis=1)
+    width = max(int((out >= 0).sum(axis=1).max(initial=1)), 1)
+    trimmed: Ints = out[:, -width:]
+    return trimmed
+
+
+@dataclass
+class _Exact:
+    """The triangles touching a B-Bone with segments, posed exactly: Blender's Armature modifier
+    recomputed on their vertices alone (``armature_modifier.recompute_blender_many``, every B-Bone
+    joint's matrix at each pose), the fold measured against the joint carrying the triangle."""
+
+    mesh: SkinnedMesh
+    data: _Mesh
+    tris: Ints  # (n,) positions in ``data.tri``
+    sub: SkinnedMesh  # the rig on those triangles' vertices alone
+    local: Ints  # (T_data, 3) each triangle's corners in ``sub`` (-1 outside ``tris``)
+    joint: Ints  # (T_data,) the B-Bone joint (in ``joint_matrices``' order) carrying it, -1 a plain bone
+    tris_of: dict[int, Ints]  # per swept bone, the ``tris`` its turn deforms
+    #: The blend layout per ``sub`` vertex: (V_sub, K) run numbers (bones, then B-Bone joints) and
+    #: their weights times Blender's ``a / sum w``; None where the modifier does not blend linearly.
+    table: tuple[Ints, F64] | None = None
+
+    @staticmethod
+    def of(mesh: SkinnedMesh, data: _Mesh, tris: Ints, classes: list[dict[int, int]]) -> _Exact:
+        verts, inverse = np.unique(data.tri[tris], return_inverse=True)
+        local = np.full(data.tri.shape, -1, dtype=np.intp)
+        local[tris] = inverse.reshape(-1, 3)
+        sub = mesh.vertex_subset(verts)
+        joint = np.full(len(data.tri), -1, dtype=np.intp)
+        first_joint = len(mesh.bones.names)
+        if mesh.modifier.use_vertex_groups and not mesh.modifier.preserve_volume:
+            columns = {bone: idx for bone, idx, _ in reversed(sub.deform_columns)}
+            for bone, first in sub.blend_layout.joints.items():
+                at = tris[data.dominant[tris] == bone]
+                index, blend = sub.bbone_mapping[bone]
+                idx = columns[bone]
+                for c in range(3):
+                    v = local[at, c]
+                    pos = np.minimum(np.searchsorted(idx, v), len(idx) - 1)
+                    hit = (idx[pos] == v) & (joint[at] < 0)
+                    joint[at[hit]] = first - first_joint + index[pos[hit]] + (blend[pos[hit]] >= 0.5)
+        tris_of = _bones_to_triangles(mesh, data.tri, tris, classes, _bbone_slots(mesh))
+        table = None
+        if mesh.modifier.use_vertex_groups and not mesh.modifier.preserve_volume:
+            layout = sub.blend_layout
+            runs = layout.runs
+            run_of = np.repeat(runs.bone, np.diff(runs.starts))
+            order = np.argsort(runs.vertex, kind="stable")
+            vertex = runs.vertex[order]
+            counts = np.bincount(vertex, minlength=sub.vertex_count)
+            slot = np.arange(len(vertex)) - np.repeat(np.cumsum(counts) - counts, counts)
+            width = max(int(counts.max(initial=1)), 1)
+            table_run = np.zeros((sub.vertex_count, width), dtype=np.intp)
+            table_w = np.zeros((sub.vertex_count, width))
+            table_run[vertex, slot] = run_of[order]
+            table_w[vertex, slot] = layout.scaled[order]
+            table = (table_run, table_w)
+        return _Exact(mesh, data, tris, sub, local, joint, tris_of, table)
+
+    def bent_by(self, bone: int, classes: list[dict[int, int]], block: Ints) -> NDArray[np.bool_]:
+        """(n,) whether each triangle of ``block`` touches a B-Bone the turn of ``bone`` bends: one
+        whose own bone and handles the turn puts in different classes (``_turn_classes``)."""
+        bbones = self.mesh.bones.bbones or ()
+        bent = [j for j, rb in enumerate(bbones) if rb is not None and len(
+            {classes[k].get(bone, -2) for k in (j, rb.prev_bone, rb.next_bone) if k >= 0}) > 1]
+        if not bent:
+            return np.zeros(len(block), dtype=bool)
+        table = self.sub.influence_table
+        on = (np.isin(table.bones, bent) & (table.weights != 0)).any(axis=1)  # (V_sub,)
+        out: NDArray[np.bool_] = on[self.local[block]].any(axis=1)
+        return out
+
+    def _posed(self, block: Ints, channels: F64,
+               joints: list[tuple[F64, NDArray[np.bool_]]] | None) -> tuple[F64, Ints]:
+        """(P, n_v, 3) armature-space positions of the vertices of ``block`` at ``channels``, and
+        each triangle's corners among them (n, 3): the linear blend over the layout's runs,
+        ``p + sum_k s_k (M_k p - p)`` (``s_k`` the weight times ``a / sum w``), B-Bone joints by
+        their matrices; else ``recompute_blender_many`` on every vertex of ``sub``."""
+        if self.table is None:
+            recomputed = recompute_blender_many(self.sub, list(channels), joints)
+            m = self.mesh.mesh_to_armature
+            return np.stack([r.positions for r in recomputed]) @ m[:3, :3].T + m[:3, 3], self.local[block]
+        verts, inverse = np.unique(self.local[block], return_inverse=True)
+        runs, weights = self.table[0][verts], self.table[1][verts]  # (n_v, K)
+        matrices = channels if joints is None else np.concatenate([channels, np.stack([j for j, _ in joints])], axis=1)
+        # Runs no pose moves add nothing (s (I p - p) = 0): only the moving slots are blended.
+        moving = np.any(matrices != np.eye(4), axis=(0, 2, 3))[runs] & (weights != 0)
+        order = np.argsort(~moving, axis=1, kind="stable")[:, :max(int(moving.sum(axis=1).max(initial=1)), 1)]
+        keep = np.take_along_axis(moving, order, axis=1)
+        runs = np.take_along_axis(runs, order, axis=1)
+        weights = np.where(keep, np.take_along_axis(weights, order, axis=1), 0.0)
+        p = self.sub.rest_armature[verts]
+        posed: F64 = np.broadcast_to(p, (len(channels), *p.shape)).copy()
+        for k in range(runs.shape[1]):
+            rows = np.flatnonzero(keep[:, k])  # (the moving slots come first: fewer rows each slot)
+            m = matrices[:, runs[rows, k], :3, :]  # (P, r, 3, 4)
+            q = p[rows]
+            # prij,rj->pri: each vertex by its slot's matrix; the slot adds s (M p - p).
+            moved = np.einsum("prij,rj->pri", m[..., :3], q) + m[..., 3] - q
+            posed[:, rows] += weights[rows, k][None, :, None] * moved
+        return posed, inverse.reshape(-1, 3)
+
+    def measures(self, block: Ints, channels: F64) -> dict[str, F64]:
+        """The measures of ``block`` (positions in ``data.tri``, among ``tris``) at ``channels``."""
+        sub = self.sub
+        joints = None
+        if sub.blend_layout.joints and sub.modifier.use_vertex_groups and not sub.modifier.preserve_volume:
+            joints = joint_matrices(sub, channels)
+        posed, local = self._posed(block, channels, joints)
+        f1 = (posed[:, local[:, 1]] - posed[:, local[:, 0]]).transpose(1, 0, 2)  # (n, P, 3)
+        f2 = (posed[:, local[:, 2]] - posed[:, local[:, 0]]).transpose(1, 0, 2)
+        plane = _subplane(self.data.plane, block)
+        rot = channels[:, np.maximum(self.data.dominant[block], 0), :3, :3]  # (P, n, 3, 3)
+        joint = self.joint[block]
+        if joints is not None and (joint >= 0).any():
+            on = np.flatnonzero(joint >= 0)
+            rot[:, on] = np.stack([at[joint[on], :3, :3] for at, _ in joints])
+        expected = np.einsum("pnij,nj->npi", rot, plane.normal)
+        expected /= np.maximum(np.linalg.norm(expected, axis=2), tolerances.DIVISION_GUARD)[..., None]
+        area, stretch, fold = _edge_measures(plane, f1, f2, expected)
+        return {"area": area, "stretch": stretch, "fold": fold}
 
 
 def _two_class_block(data: _Mesh, block: Ints, turn: F64, turned: NDArray[np.bool_]) -> dict[str, F64]:
@@ -549,6 +731,7 @@ def surface_findings(mesh: SkinnedMesh, surface: SurfaceResult, test_pose_degree
     metrics: dict[str, Any] = {
         "surface_triangles_measured": int(surface.measured.sum()),
         "surface_triangles_bbone_skipped": surface.skipped_bbone,
+        "surface_triangles_bbone": surface.bbone_measured,
         "surface_triangles_deformable": surface.deformable,
         "min_area_ratio": float(surface.values["area"].min(initial=1.0)),
         "max_stretch": float(surface.values["stretch"].max(initial=1.0)),
@@ -650,7 +833,8 @@ def surface_at(mesh: SkinnedMesh, channel: F64, positions: F64 | None = None) ->
     mesh : the rig (its triangles, rest positions, weights, bones)
     channel : (J, 4, 4) float64 skinning matrices of the pose, armature space
     positions : (V, 3) float64 posed positions in the mesh object's space (for example Blender's
-        evaluated mesh); None: blended here, Blender's way
+        evaluated mesh); None: blended here, Blender's way for plain bones (a B-Bone with segments
+        as a plain bone: ``measure_surface`` poses those triangles by its exact path)
 
     Returns
     -------
