@@ -58,3 +58,40 @@ def test_two_deform_hierarchies_name_both_roots_and_the_helper_above_one():
     assert f.code == "multiple-root-bones" and f.count == 2
     assert f.bones == ("Spine", "Prop")
     assert f.details["deform_roots"] == 2 and f.details["helper_parents"] == ["Ctrl"]
+
+
+# --- the humanoid map through the audit, and a bone whose parent is gone ------------------------
+
+
+def test_a_flat_rigify_rig_maps_through_the_audit_and_in_any_bone_order():
+    from tests.core.skeleton.test_skeleton import audit, expected, mapping_of
+    from tests.factories.humanoid_rigs import RIGIFY, humanoid_rows
+
+    rows = humanoid_rows(RIGIFY, flat=True)
+    # Through the audit (judge_skeleton): the chain is split where the shoulders sit along it,
+    # which reads the bones' tails.
+    rig, _ = audit(rows)
+    assert rig.skeleton["humanoid"]["bones"] == expected(RIGIFY)
+    # Every DEF bone is a root, so any order is a valid armature: the lowest-numbered spine bone
+    # ("DEF-spine", number 0) is the hips wherever it is listed.
+    reordered = rows[1:] + rows[:1]
+    assert reordered[0].name != "DEF-spine" and rows[0].name == "DEF-spine"
+    m = mapping_of(reordered)
+    assert m.bones == expected(RIGIFY) and m.how["hips"] == "hierarchy"
+
+
+def _sig(bones):
+    return {"size": 1.0, "bones": [{"name": n, "parent": p, "head": [0.0, y, 0.0], "tail": [0.0, y + 0.1, 0.0],
+                                    "x_axis": [1.0, 0.0, 0.0]} for n, p, y in bones]}
+
+
+def test_a_bone_left_without_its_parent_is_reparented():
+    from skin_audit.core.skeleton.compare import compare
+
+    # Root -> Spine -> Head; the other file has no Root (Spine becomes a root) and renames Head to Skull.
+    reference = _sig([("Root", None, 0.0), ("Spine", "Root", 0.2), ("Head", "Spine", 0.4)])
+    other = _sig([("Spine", None, 0.2), ("Skull", "Spine", 0.4)])
+    diff = compare(reference, other)
+    assert diff.missing == ("Root",) and diff.renamed == (("Head", "Skull"),)
+    assert diff.reparented == ("Spine",)  # its parent was Root, now none
+    assert diff.moved == () and diff.extra == ()
