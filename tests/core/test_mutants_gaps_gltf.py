@@ -194,3 +194,12 @@ def test_unsigned_byte_weights_are_requantised_by_a_target_that_requantises(tmp_
     # The spec's reference draws the weights as stored (3/255, 4/255), not normalised.
     (spec,) = gltf_engine_positions(doc, GLTF)
     np.testing.assert_allclose(spec.positions[0], [-4 / 255, 7 / 255, 0.0], atol=1e-7)
+
+
+def test_a_weights_channel_of_an_animation_without_samplers_is_refused(tmp_path):
+    t = Tiny()
+    _morphing(t)
+    t.json["animations"] = [{"channels": [{"sampler": 0, "target": {"node": 0, "path": "weights"}}]}]
+    doc, prim = _one(tmp_path, t)
+    with pytest.raises(GltfError, match=r"animation 0 channel 0.*sampler 0 is out of range \(0 samplers\)"):
+        morph_weights(doc, prim, 0, 0.5)
