@@ -112,11 +112,11 @@ def test_sarif_results_carry_the_groups_and_an_ignored_findings_severity():
     stored = [f for file in report["files"] for m in file.get("meshes", ()) for f in m["findings"] if f.get("groups")]
     assert stored, "the sample report has a finding with groups"
     report["config"] = {"path": "skin_audit.toml", "changes": [
-        {"action": "ignore", "code": "stray-weights", "before": "WARNING", "reason": "[severity] stray-weights",
+        {"action": "ignore", "code": "stray-weights", "before": "ERROR", "reason": "[severity] stray-weights",
          "path": "rigs/cylinder.blend", "object": "Cylinder", "armature": "Armature"}]}
     results = sarif_log(report)["runs"][0]["results"]
     by_rule = {r["ruleId"]: r for r in results if "suppressions" not in r}
     for f in stored:
         assert by_rule[f["code"]]["properties"]["groups"] == list(f["groups"])
     [suppressed] = [r for r in results if "suppressions" in r]
-    assert suppressed["ruleId"] == "stray-weights" and suppressed["level"] == "warning"
+    assert suppressed["ruleId"] == "stray-weights" and suppressed["level"] == "error"
