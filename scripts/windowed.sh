@@ -38,6 +38,10 @@ if [ "$(id -u)" != 0 ]; then
     echo "windowed.sh: needs root (debootstrap, chroot and mount)" >&2
     exit 2
 fi
+if [ ! -d "$ROOT" ] && ! command -v debootstrap >/dev/null 2>&1; then
+    echo "windowed.sh: the chroot is not built yet and debootstrap is missing (apt-get install debootstrap)" >&2
+    exit 3
+fi
 
 # Everything mounted under the root, innermost first; never delete a root with mounts in it.
 unmount_all() {
