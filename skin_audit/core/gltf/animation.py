@@ -234,31 +234,9 @@ def animated_transforms(
     """
     if anim is None:
         return rest
-    a = doc.item("animations", anim, "animation")
     channels: dict[str, dict[int, NDArray[np.float64]]] = {"translation": {}, "rotation": {}, "scale": {}}
-    accessors: dict[int, NDArray[np.float64]] = {}  # read once, shared by the samplers naming them
-    for c, ch in enumerate(a.get("channels", [])):
-        where = f"animation {anim} channel {c}"
-        target = ch.get("target", {})
-        path = target.get("path")
-        if path == "weights" or "node" not in target:
-            continue
-        node = target["node"]
-        doc.item("nodes", node, where)
-        if path not in _PATH_SIZES:
-            raise doc.fail(where, f"target path {path!r} is not translation, rotation, scale or weights")
-        if rest.has_matrix[node]:
-            raise doc.fail(where, f"animates node {node}, which has a matrix (3.5.2 forbids it)")
-        samplers = a.get("samplers", [])
-        si = ch.get("sampler")
-        if not isinstance(si, int) or not 0 <= si < len(samplers):
-            raise doc.fail(where, f"sampler {si!r} is out of range ({len(samplers)} samplers)")
-        sampler = read_sampler(doc, anim, si, accessors)
-        if sampler.values.shape[1] != _PATH_SIZES[path]:
-            raise doc.fail(
-                where, f"{path} output has {sampler.values.shape[1]} components, expected {_PATH_SIZES[path]}"
-            )
-        channels[path][node] = sample(sampler, t, path, rule)
+    for c in clip_channels(doc, anim, rest):
+        channels[c.path][c.node] = sample(c.sampler, t, c.path, rule)
     return rest.with_channels(channels["translation"], channels["rotation"], channels["scale"])
 
 
@@ -355,8 +333,8 @@ class ClipChannel:
 
 
 def clip_channels(doc: GltfDocument, anim: int, rest: NodeTransforms) -> tuple[ClipChannel, ...]:
-    """The node channels of animation ``anim`` with their samplers, read and checked once (as
-    ``animated_transforms`` reads them; morph-weight channels left out)."""
+    """The node channels of animation ``anim`` with their samplers, read and checked once
+    (morph-weight channels left out); ``animated_transforms`` samples them at one time."""
     a = doc.item("animations", anim, "animation")
     out = []
     accessors: dict[int, NDArray[np.float64]] = {}  # read once, shared by the samplers naming them
