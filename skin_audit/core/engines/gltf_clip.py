@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from ..gltf.animation import ClipChannel, clip_channels, sample_stacked
 from ..gltf.document import GltfDocument
-from ..gltf.scene import NodeTransforms, node_parents, quaternion_matrices, rest_transforms
+from ..gltf.scene import NodeTransforms, node_parents, quaternion_matrices, rest_transforms, world_matrices
 from ..gltf.skin import SkinnedPrimitive, inverse_bind_matrices, skin_joints
 from ..maths.bone_runs import BoneRuns, blend_runs_many, gather_points, runs_from_table
 from .gltf_audit import NodeMatch
@@ -48,19 +48,7 @@ def clip_world_matrices(parents: NDArray[np.intp], rest: NodeTransforms, channel
     local[:, :, :3, :3] = turn * scale[:, :, None, :]
     local[:, :, :3, 3] = translation
     local[:, rest.has_matrix] = rest.matrix[rest.has_matrix]
-    world = np.empty_like(local)
-    done = np.zeros(n, dtype=bool)
-    for start in range(n):
-        chain = []
-        i = start
-        while i != -1 and not done[i]:
-            chain.append(i)
-            i = int(parents[i])
-        for node in reversed(chain):
-            p = parents[node]
-            world[:, node] = local[:, node] if p == -1 else world[:, p] @ local[:, node]
-            done[node] = True
-    return world
+    return world_matrices(parents, local)
 
 
 def _channel_groups(channels: tuple[ClipChannel, ...]

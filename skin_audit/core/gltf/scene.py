@@ -176,11 +176,11 @@ def world_matrices(parents: NDArray[np.intp], local: NDArray[np.float64]) -> NDA
     Parameters
     ----------
     parents : (N,) intp
-    local : (N, 4, 4) float64
+    local : (..., N, 4, 4) float64 (leading axes: several poses of the tree at once)
 
     Returns
     -------
-    (N, 4, 4) float64
+    (..., N, 4, 4) float64
     """
     n = len(parents)
     world = np.empty_like(local)
@@ -193,6 +193,7 @@ def world_matrices(parents: NDArray[np.intp], local: NDArray[np.float64]) -> NDA
             i = int(parents[i])
         for node in reversed(chain):
             p = parents[node]
-            world[node] = local[node] if p == -1 else world[p] @ local[node]
+            world[..., node, :, :] = local[..., node, :, :] if p == -1 else \
+                world[..., p, :, :] @ local[..., node, :, :]
             done[node] = True
     return world
