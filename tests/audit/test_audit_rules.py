@@ -774,7 +774,7 @@ def test_recomputation_matches_blender_on_a_random_chain(bpy, rb, seed, preserve
 
     mesh, arm = _random_chain_rig(bpy, rb, seed, preserve_volume)
     data = extract(mesh, mesh.modifiers[0], bpy.context.evaluated_depsgraph_get(), measure_drift=False)
-    rec = recompute_blender(data)
+    rec = recompute_blender(data, data.read_pose)
     blender = own_evaluated(bpy, mesh)
     rest = own_rest(mesh)
     assert np.linalg.norm(blender - rest, axis=1).max() > 0.5  # a real pose

@@ -433,7 +433,7 @@ def test_audit_recomputes_bbone_vertices(bpy, mapping, preserve_volume):
     data = extract(tube, tube.modifiers[0], bpy.context.evaluated_depsgraph_get(), measure_drift=False)
     assert data.bones.bbones and sum(b is not None for b in data.bones.bbones) == 3
     assert not any("B-Bone" in u for u in data.unsupported)
-    rec = recompute_blender(data)
+    rec = recompute_blender(data, data.read_pose)
     assert not _unsupported_vertices(data, rec).any()
     theirs = evaluate(bpy, tube)
     rest = np.array([tuple(v.co) for v in tube.data.vertices])
@@ -451,8 +451,8 @@ def test_audit_recomputes_bbone_vertices(bpy, mapping, preserve_volume):
     theirs = evaluate(bpy, tube)
     arm_eval = arm.evaluated_get(bpy.context.evaluated_depsgraph_get())
     channel = np.array([np.array(arm_eval.pose.bones[n].matrix_channel) for n in data.bones.names])
-    assert not np.allclose(channel, data.bones.channel)
-    err = np.linalg.norm(recompute_blender(data, channel).positions - theirs, axis=1)
+    assert not np.allclose(channel, data.read_pose.channel)
+    err = np.linalg.norm(recompute_blender(data, data.read_pose.at(channel)).positions - theirs, axis=1)
     print(f"audit {mapping}/{'dqs' if preserve_volume else 'lbs'} numpy pose: max {err.max():.3g}")
     assert err.max() < POSITION_TOL
 
@@ -475,7 +475,7 @@ def test_rigify_body_every_vertex_recomputed(bpy, rigify_character, preserve_vol
     theirs = evaluate(bpy, body)
     data = extract(body, mod, bpy.context.evaluated_depsgraph_get(), measure_drift=False)
     assert sum(b is not None for b in data.bones.bbones) >= 20
-    rec = recompute_blender(data)
+    rec = recompute_blender(data, data.read_pose)
     assert not _unsupported_vertices(data, rec).any()
     err = np.linalg.norm(rec.positions - theirs, axis=1)
     print(f"rigify body {'dqs' if preserve_volume else 'lbs'}: {len(err)} vertices, max {err.max():.3g}")
@@ -493,22 +493,23 @@ def test_poses_recomputed_together_leave_out_only_bbones_at_rest(bpy, case):
     from skin_audit.blender.read.extract import extract
     from skin_audit.blender.read.pose_check import spot_checker
     from skin_audit.core.audit.armature_modifier import recompute_blender, recompute_blender_many
+    from skin_audit.core.audit.pose import Pose
     from skin_audit.core.audit.pose_sweep import SweepPose, pose_channel
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     arm, tube = build_rig(bpy, edit=case)
     mod = tube.modifiers["Armature"]
-    mesh = extract(tube, mod, bpy.context.evaluated_depsgraph_get(), measure_drift=False).for_test_poses()
+    mesh = extract(tube, mod, bpy.context.evaluated_depsgraph_get(), measure_drift=False)
     names = [b.name for b in arm.data.bones]
     poses = [SweepPose(names.index(n), axis, deg, "test") for n, axis, deg in
              (("H1", "x", 60.0), ("B2", "z", 90.0), ("B1", "y", 120.0), ("B0", "x", 0.0))]
     theirs = spot_checker(tube, mod)(poses)
-    ours = recompute_blender_many(mesh, [pose_channel(mesh, p) for p in poses])
+    ours = recompute_blender_many(mesh, [Pose(pose_channel(mesh, p)) for p in poses])
     moved = 0
     for pose, blender, rec in zip(poses, theirs, ours, strict=True):
         err = np.linalg.norm(rec.positions - blender, axis=1)
         assert err.max() < POSITION_TOL, f"{names[pose.bone]}: worst {err.max():.3g}"
-        alone = recompute_blender(mesh, pose_channel(mesh, pose)).positions
+        alone = recompute_blender(mesh, Pose(pose_channel(mesh, pose))).positions
         np.testing.assert_allclose(rec.positions, alone, rtol=0, atol=1e-12)
         moved += np.abs(blender - np.array([tuple(v.co) for v in tube.data.vertices])).max() > 0.05
     assert moved >= 2 + (case is not ease_roll_curve)  # the poses really bend B-Bones (H1 only with handles)
@@ -534,17 +535,18 @@ def test_automatic_end_handle_is_the_last_connected_child(bpy):
     from skin_audit.blender.read.extract import extract
     from skin_audit.blender.read.pose_check import spot_checker
     from skin_audit.core.audit.armature_modifier import recompute_blender_many
+    from skin_audit.core.audit.pose import Pose
     from skin_audit.core.audit.pose_sweep import SweepPose, pose_channel
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     arm, tube = build_rig(bpy, edit=second_connected_child)
     assert [c.name for c in arm.pose.bones["B1"].children if c.bone.use_connect] == ["B2", "B2b"]
     mod = tube.modifiers["Armature"]
-    mesh = extract(tube, mod, bpy.context.evaluated_depsgraph_get(), measure_drift=False).for_test_poses()
+    mesh = extract(tube, mod, bpy.context.evaluated_depsgraph_get(), measure_drift=False)
     names = [b.name for b in arm.data.bones]
     poses = [SweepPose(names.index(n), axis, deg, "test") for n, axis, deg in (("B2b", "x", 70.0), ("B2", "z", 70.0))]
     theirs = spot_checker(tube, mod)(poses)
-    ours = recompute_blender_many(mesh, [pose_channel(mesh, p) for p in poses])
+    ours = recompute_blender_many(mesh, [Pose(pose_channel(mesh, p)) for p in poses])
     rest = np.array([tuple(v.co) for v in tube.data.vertices])
     # B2b weighs no vertex: what it moves in Blender's mesh, it moves as B1's end handle.
     assert np.linalg.norm(theirs[0] - rest, axis=1).max() > 0.05

@@ -31,7 +31,7 @@ def _blended(mesh, channel, bent):
     for j, idx, w in mesh.deform_columns:
         rb = mesh.bones.bbones[j] if mesh.bones.bbones else None
         if rb is not None and j in bent:
-            segs = bb.rig_pose_segments(rb, j, channel, mesh.bones.rest)
+            segs = bb.rig_pose_segments(rb, j, channel, mesh.bones.rest, mesh.read_pose.bbone(j))
             m = ref.vertex_matrices(co[idx], rb.spline, channel[j], rb.rest_segments, segs)
         else:
             m = np.broadcast_to(channel[j], (len(idx), 4, 4))
@@ -92,13 +92,14 @@ def test_the_dqs_measure_is_one_at_each_vertex_worst_pose(bpy):
     from skin_audit.blender.read.extract import extract
     from skin_audit.core.audit import pose_sweep
     from skin_audit.core.audit.armature_modifier import accumulate_dual
+    from skin_audit.core.audit.pose import Pose
     from tests.factories.collapse import dqs_rotation_measures
 
     arm, tube = build_rig(bpy, segments=(5, 9, 12), edit=handles("ABSOLUTE"))
     evaluate(bpy, tube)
     mesh = extract(tube, tube.modifiers[0], bpy.context.evaluated_depsgraph_get(), measure_drift=False)
     result = pose_sweep.run_sweep(mesh, (90.0, 180.0))
-    from_rest = mesh.for_test_poses()
+    from_rest = mesh
     co = from_rest.rest_armature
     on_bbones = 0
     bbone_vertices = np.zeros(mesh.vertex_count, dtype=bool)
@@ -106,8 +107,8 @@ def test_the_dqs_measure_is_one_at_each_vertex_worst_pose(bpy):
         bbone_vertices[idx] |= from_rest.bones.bbone_segments[bone] > 1
     for k in np.unique(result.worst_pose[result.worst_pose >= 0]):
         vs = np.flatnonzero(result.worst_pose == k)
-        posed = from_rest.with_channel(pose_sweep.pose_channel(from_rest, result.poses[k]))
-        dual = accumulate_dual(co, from_rest.deform_columns, posed)
+        posed = Pose(pose_sweep.pose_channel(from_rest, result.poses[k]))  # a test pose: from rest
+        dual = accumulate_dual(co, from_rest.deform_columns, from_rest, posed)
         smallest, det = dqs_rotation_measures(dual.real[vs])
         assert np.abs(smallest - 1.0).max() < 1e-12 and np.abs(det - 1.0).max() < 1e-12
         on_bbones += int(bbone_vertices[vs].sum())

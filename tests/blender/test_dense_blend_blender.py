@@ -35,13 +35,13 @@ def test_one_pose_by_the_dense_product_matches_blenders_armature_modifier(bpy):
     depsgraph = bpy.context.evaluated_depsgraph_get()
     mesh = extract(obj, obj.modifiers["Armature"], depsgraph, measure_drift=False)
     assert mesh.blender is not None
-    ours = recompute_blender(mesh)
+    ours = recompute_blender(mesh, mesh.read_pose)
     assert not mesh.has_blend_layout()  # the dense product served this pose
     size = mesh.size()
     err = np.linalg.norm(ours.positions - mesh.blender, axis=1)
     moved = np.linalg.norm(mesh.blender - mesh.rest, axis=1)
     assert moved.max() > 0.1 * size  # the pose moves the mesh
     assert err.max() <= tolerances.SKINNING_MATCH_RELATIVE * size
-    layout = recompute_blender(dataclasses.replace(mesh), build_layout=True)
+    layout = recompute_blender(dataclasses.replace(mesh), mesh.read_pose, build_layout=True)
     np.testing.assert_allclose(ours.positions, layout.positions, rtol=0, atol=1e-12 * size)
     np.testing.assert_array_equal(ours.influences, layout.influences)

@@ -41,7 +41,7 @@ def handle(k: int) -> bb.BBoneHandle:
                           local_scale=(1.1, 0.9, 1.2), roll_out_rest=0.2, roll_out_pose=-0.1)
 
 
-def records(edit: Edit, pose_shapes: bool = True) -> list[tuple[bb.RigBBone, int]]:
+def records(edit: Edit, pose_shapes: bool = True) -> list[tuple[bb.RigBBone, int, bb.BBonePose]]:
     out = []
     for j in CHAIN:
         prev = j - 1 if j > CHAIN[0] else -1
@@ -60,7 +60,8 @@ def records(edit: Edit, pose_shapes: bool = True) -> list[tuple[bb.RigBBone, int
         rest_seg, _ = bb.bbone_segment_matrices(spline)
         # "Blender's joints at the extracted pose" (the identity here): a value the curve never gives.
         read = rest_seg + 1.0
-        out.append((bb.RigBBone(spline, shape, prev, nxt, rest_seg, read, np.tile(np.eye(4), (3, 1, 1))), j))
+        at = bb.BBonePose(shape, read, np.tile(np.eye(4), (3, 1, 1)))
+        out.append((bb.RigBBone(spline, prev, nxt, rest_seg), j, at))
     return out
 
 
@@ -140,38 +141,39 @@ def test_many_bbones_at_once_give_each_bbones_own_bits(case: Edit, pose_shapes: 
         channels, rest = column_major(channels), column_major(REST)
     # Each B-Bone at its own poses (B1 without the scaled pose 5 in one request: batched then).
     subsets = [np.arange(POSES), np.delete(np.arange(POSES), 5), np.array([6, 2, 5, 3])]
-    requests = [(rb, j, at) for (rb, j), at in zip(rigs, subsets, strict=True)]
-    requests.append((rigs[1][0], rigs[1][1], np.arange(POSES)))  # and all of B1's, scaled one included
-    ref.forget_curves(*(rb for rb, _ in rigs))
+    requests = [(rb, j, at, shape) for (rb, j, shape), at in zip(rigs, subsets, strict=True)]
+    # and all of B1's, scaled one included
+    requests.append((rigs[1][0], rigs[1][1], np.arange(POSES), rigs[1][2]))
+    ref.forget_curves(*(rb for rb, _, _ in rigs))
     multi = bb.rig_pose_segments_multi(requests, channels, rest)
     # Each B-Bone's deform matrices: those of the one-pose function, pose by pose.
-    for (rb, j, at), got in zip(requests[:3], multi, strict=False):
+    for (rb, j, at, _), got in zip(requests[:3], multi, strict=False):
         deform = bb.bbone_deform_matrices_multi([rest[j]], [channels[at, j]], [rb.rest_segments], [got])[0]
         for i, p in enumerate(at.tolist()):
             one = ref.bbone_deform_matrices_one(rest[j], channels[p, j], rb.rest_segments, got[i])
             np.testing.assert_allclose(deform[i], one, rtol=0, atol=1e-12)
-    ref.forget_curves(*(rb for rb, _ in rigs))
+    ref.forget_curves(*(rb for rb, _, _ in rigs))
     multi = bb.rig_pose_segments_multi(requests, channels, rest)
-    deform = bb.bbone_deform_matrices_multi([rest[j] for _, j, _ in requests],
-                                            [channels[at, j] for _, j, at in requests],
-                                            [rb.rest_segments for rb, _, _ in requests], multi)
+    deform = bb.bbone_deform_matrices_multi([rest[j] for _, j, _, _ in requests],
+                                            [channels[at, j] for _, j, at, _ in requests],
+                                            [rb.rest_segments for rb, _, _, _ in requests], multi)
     # The memo now holds the curves: asked again, the same bits.
     for got, again in zip(multi, bb.rig_pose_segments_multi(requests, channels, rest), strict=True):
         assert np.array_equal(got, again)
     # One call per request, in order, from an empty memo (B1 asked twice: its poses computed by
     # the first request are the memo's, its scaled pose then sends the rest one at a time).
-    ref.forget_curves(*(rb for rb, _ in rigs))
-    one_by_one = [ref.rig_pose_segments_many(rb, j, channels[at], rest) for rb, j, at in requests]
-    for (rb, j, at), got, got_deform, alone in zip(requests, multi, deform, one_by_one, strict=True):
+    ref.forget_curves(*(rb for rb, _, _ in rigs))
+    one_by_one = [ref.rig_pose_segments_many(rb, j, channels[at], rest, shape) for rb, j, at, shape in requests]
+    for (rb, j, at, shape), got, got_deform, alone in zip(requests, multi, deform, one_by_one, strict=True):
         assert got.shape == (len(at), SEGMENTS[j] + 1, 4, 4)
         assert np.array_equal(got, alone), f"B-Bone {j}: {np.abs(got - alone).max():.3g}"
         alone_deform = ref.bbone_deform_matrices_many(rest[j], channels[at, j], rb.rest_segments, alone)
         assert np.array_equal(got_deform, alone_deform)
         for i, p in enumerate(at[:8].tolist()):  # (one at a time is slow)
             if p == 0:  # the extracted pose: Blender's read joints
-                assert np.array_equal(got[i], rb.pose_segments)
+                assert np.array_equal(got[i], shape.joints)
                 continue
-            one = ref.one_pose_segments(rb, j, channels[p], rest)
+            one = ref.one_pose_segments(rb, j, channels[p], rest, shape)
             np.testing.assert_allclose(got[i], one, atol=1e-12)
 
 
@@ -180,8 +182,8 @@ def test_poses_really_differ_and_groups_mix() -> None:
     holds B-Bones of several segment counts, handled and not."""
     rigs = records(handles("RELATIVE", False))
     channels = poses()
-    ref.forget_curves(*(rb for rb, _ in rigs))
-    multi = bb.rig_pose_segments_multi([(rb, j, np.arange(1, 5)) for rb, j in rigs], channels, REST)
+    ref.forget_curves(*(rb for rb, _, _ in rigs))
+    multi = bb.rig_pose_segments_multi([(rb, j, np.arange(1, 5), shape) for rb, j, shape in rigs], channels, REST)
     assert [m.shape[1] for m in multi] == [7, 7, 5]
     for m in multi:
         assert np.abs(m[1] - m[2]).max() > 1e-3

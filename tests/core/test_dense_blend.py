@@ -80,14 +80,14 @@ def _random_mesh(v: int, groups: int = 6, seed: int = 0, weights: np.ndarray | N
 def test_a_first_pose_takes_the_dense_product_and_equals_the_layout() -> None:
     v = dense_blend.PARALLEL_FROM + 5000
     dense_mesh, runs_mesh = _random_mesh(v), _random_mesh(v)
-    dense = recompute_blender(dense_mesh)
-    runs = recompute_blender(runs_mesh, build_layout=True)
+    dense = recompute_blender(dense_mesh, dense_mesh.read_pose)
+    runs = recompute_blender(runs_mesh, runs_mesh.read_pose, build_layout=True)
     assert not dense_mesh.has_blend_layout() and runs_mesh.has_blend_layout()
     np.testing.assert_allclose(dense.positions, runs.positions, rtol=0, atol=1e-12)
     np.testing.assert_allclose(dense.contrib, runs.contrib, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(dense.influences, runs.influences)
     # Once the layout is built, the next pose uses it.
-    recompute_blender(runs_mesh, runs_mesh.bones.channel)
+    recompute_blender(runs_mesh, runs_mesh.read_pose)
     assert runs_mesh.has_blend_layout()
 
 
@@ -95,9 +95,10 @@ def test_non_finite_weights_reach_only_their_vertices_as_in_the_layout() -> None
     mesh = _random_mesh(3000, seed=1)
     mesh.weights[1, 2000] = np.nan
     mesh.weights[2, 2100] = np.inf
-    dense = recompute_blender(mesh)
+    dense = recompute_blender(mesh, mesh.read_pose)
     assert not mesh.has_blend_layout()
-    runs = recompute_blender(_random_mesh(3000, seed=1, weights=mesh.weights), build_layout=True)
+    runs_too = _random_mesh(3000, seed=1, weights=mesh.weights)
+    runs = recompute_blender(runs_too, runs_too.read_pose, build_layout=True)
     bad = ~np.isfinite(runs.positions).all(axis=1)
     assert bad[[2000, 2100]].all() and bad.sum() == 2
     np.testing.assert_array_equal(~np.isfinite(dense.positions).all(axis=1), bad)
@@ -107,19 +108,21 @@ def test_non_finite_weights_reach_only_their_vertices_as_in_the_layout() -> None
 def test_where_the_dense_product_cannot_serve_the_layout_is_built() -> None:
     # A non-finite deform matrix: the product would spread it to every vertex.
     mesh = _random_mesh(500)
-    channel = mesh.bones.channel.copy()
+    channel = mesh.read_pose.channel.copy()
     channel[3, 0, 0] = np.nan
-    rec = recompute_blender(mesh, channel)
+    rec = recompute_blender(mesh, mesh.read_pose.at(channel))
     assert mesh.has_blend_layout()
     weighted = mesh.weights[3] != 0
     np.testing.assert_array_equal(~np.isfinite(rec.positions).all(axis=1), weighted)
     # More deform groups than the product pays for.
     many = _random_mesh(500, groups=dense_blend.MAX_GROUPS + 1)
-    recompute_blender(many)
+    recompute_blender(many, many.read_pose)
     assert many.has_blend_layout()
     # Preserve Volume blends dual quaternions; a modifier without vertex groups moves nothing.
     dual = _random_mesh(500, modifier=ArmatureModifierSettings("Armature", preserve_volume=True))
-    assert not np.allclose(recompute_blender(dual).positions, recompute_blender(_random_mesh(500)).positions)
+    plain = _random_mesh(500)
+    assert not np.allclose(recompute_blender(dual, dual.read_pose).positions,
+                           recompute_blender(plain, plain.read_pose).positions)
     fewer = _random_mesh(dense_blend.MAX_GROUPS)
-    recompute_blender(fewer)
+    recompute_blender(fewer, fewer.read_pose)
     assert not fewer.has_blend_layout()

@@ -27,29 +27,34 @@ def forget_curves(*records: bb.RigBBone | None) -> None:
             record.posed.clear()
 
 
-def rig_pose_segments_many(rig_bbone: bb.RigBBone, bone: int, channels: ArrayLike, rest: ArrayLike) -> F64:
+def rig_pose_segments_many(rig_bbone: bb.RigBBone, bone: int, channels: ArrayLike, rest: ArrayLike,
+                           at: bb.BBonePose | None = None) -> F64:
     """(P, S + 1, 4, 4) ``rig_pose_segments`` at each of P armature poses: the product's
     ``rig_pose_segments_multi`` with one B-Bone."""
     chan = np.asarray(channels, dtype=np.float64)
-    return bb.rig_pose_segments_multi([(rig_bbone, bone, np.arange(len(chan)))], chan, rest)[0]
+    return bb.rig_pose_segments_multi([(rig_bbone, bone, np.arange(len(chan)), at)], chan, rest)[0]
 
 
-def one_pose_segments(rig_bbone: bb.RigBBone, bone: int, channel: ArrayLike, rest: ArrayLike) -> F64:
+def one_pose_segments(rig_bbone: bb.RigBBone, bone: int, channel: ArrayLike, rest: ArrayLike,
+                      at: bb.BBonePose | None = None) -> F64:
     """(S + 1, 4, 4) a rig's B-Bone at one armature pose through the one-B-Bone curve
-    (``spline_parameters`` and ``spline_matrices``), never the batched pass: Blender's read
-    joints at the extracted pose, else the curve from the posed handles."""
+    (``spline_parameters`` and ``spline_matrices``), never the batched pass: Blender's joints
+    where ``at`` read them at this pose, else the curve from the posed handles with ``at``'s
+    pose properties (rest ones for None)."""
     chan = np.asarray(channel, dtype=np.float64)
     rst = np.asarray(rest, dtype=np.float64)
+    at = bb.AT_REST_SHAPE if at is None else at
     used = [(slot, k) for slot, k in enumerate((bone, rig_bbone.prev_bone, rig_bbone.next_bone)) if k >= 0]
-    if all(np.array_equal(chan[k], rig_bbone.channels[slot]) for slot, k in used):
-        return rig_bbone.pose_segments
+    if at.joints is not None and at.read_at is not None and all(
+            np.array_equal(chan[k], at.read_at[slot]) for slot, k in used):
+        return at.joints
 
     def pose(k: int) -> F64 | None:
         return None if k < 0 else chan[k] @ rst[k]
 
     spline = bb.posed_spline(rig_bbone.spline, pose(rig_bbone.prev_bone), pose(rig_bbone.next_bone))
     return bb.spline_matrices(bb.spline_parameters(spline, rest=False, pose=chan[bone] @ rst[bone],
-                                                   pose_shape=rig_bbone.pose_shape))
+                                                   pose_shape=at.shape))
 
 
 def bbone_deform_matrices_one(rest_bone: ArrayLike, channel: ArrayLike, rest_segments: ArrayLike,

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from skin_audit.core.audit.pose import Pose
 from skin_audit.core.audit.skinned_mesh import ArmatureModifierSettings, Bones, SkinnedMesh
 
 F64 = NDArray[np.float64]
@@ -113,8 +114,8 @@ def mirrored_arms(names: Sequence[str] = ("Arm", "Hand"), length: float = 2.0, s
     return left + right
 
 
-def bones_table(rows: Sequence[BoneRow], channel: F64 | None = None) -> Bones:
-    """:class:`Bones` from rows (armature space), at ``channel`` (default: rest, all identity)."""
+def bones_table(rows: Sequence[BoneRow]) -> Bones:
+    """:class:`Bones` from rows (armature space)."""
     names = tuple(r.name for r in rows)
     if len(set(names)) != len(names):
         raise ValueError(f"bone names must be unique, got {names}")
@@ -128,7 +129,7 @@ def bones_table(rows: Sequence[BoneRow], channel: F64 | None = None) -> Bones:
     j = len(rows)
     return Bones(
         names=names, parents=tuple(parents), use_deform=np.array([r.use_deform for r in rows], dtype=bool),
-        rest=rest, channel=np.broadcast_to(np.eye(4), (j, 4, 4)).copy() if channel is None else channel,
+        rest=rest,
         bbone_segments=np.array([r.bbone_segments for r in rows], dtype=np.int_),
         use_envelope_multiply=np.zeros(j, dtype=bool),
         heads=np.array([r.head for r in rows], dtype=np.float64),
@@ -352,7 +353,7 @@ def skinned_mesh(rig: Rig, *, blender: F64 | str | None = "own", mesh_to_armatur
     return SkinnedMesh(
         object=str(values.pop("object", "Mesh")), armature_object=str(values.pop("armature_object", "Armature")),
         rest=np.asarray(rig.rest, dtype=np.float64), group_names=rig.group_names, weights=w,
-        mesh_to_armature=pre, bones=bones_table(rig.rows, ch), modifier=modifier, blender=blender,
+        mesh_to_armature=pre, bones=bones_table(rig.rows), modifier=modifier, read_pose=Pose(ch), blender=blender,
         edges=rig.edges, **values,  # type: ignore[arg-type]
     )
 

@@ -265,7 +265,7 @@ def test_constraint_and_driver_links_are_read(bpy, empty_scene):
 
     rig = _twist_rig(bpy)
     bpy.context.view_layer.update()
-    bones = read_bones(rig.evaluated_get(bpy.context.evaluated_depsgraph_get()))
+    bones, _ = read_bones(rig.evaluated_get(bpy.context.evaluated_depsgraph_get()))
     links = dict(zip(bones.names, bones.driven_by, strict=True))
     assert links == {"arm": (), "hand": (), "twist": ("hand",), "roller": ("hand",)}
     assert bones.followers(bones.names.index("hand")) == ("twist", "roller")

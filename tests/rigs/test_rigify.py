@@ -141,7 +141,7 @@ def test_the_symmetry_convention_search_is_linear_on_every_bone_pair(bpy, rigify
 
     _open(bpy, rigify_character)
     rig = bpy.data.objects[RIG]
-    bones = read_bones(rig.evaluated_get(bpy.context.evaluated_depsgraph_get()))
+    bones, _ = read_bones(rig.evaluated_get(bpy.context.evaluated_depsgraph_get()))
     bpy.ops.wm.read_factory_settings(use_empty=True)
     pairs = symmetry.pair_bones(bones.names, bones.heads)
     frames = symmetry.mirror_frames(bones.rest, pairs)

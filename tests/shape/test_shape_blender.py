@@ -326,7 +326,7 @@ def posed_copy_difference(bpy, obj, arm, mesh, poses) -> float:
         set_rotation(arm_copy.pose.bones[mesh.bones.names[pose.bone]], pose.axis, pose.degrees)
         blender = evaluated_positions(bpy, mesh_copy)
         assert np.linalg.norm(blender - own_positions(obj.data), axis=1).max() > 0.1 * size  # the pose moves it
-        numpy_positions = recompute_blender(mesh, pose_channel(mesh, pose)).positions
+        numpy_positions = recompute_blender(mesh, mesh.read_pose.at(pose_channel(mesh, pose))).positions
         worst = max(worst, float(np.linalg.norm(blender - numpy_positions, axis=1).max()))
     return worst
 

@@ -49,7 +49,7 @@ def test_bbone_triangles_are_measured_as_blender_deforms_them(bpy):
     assert result.bbone_measured == len(tri) > 0
     assert result.measured.sum() > 0.9 * len(tri)
 
-    sweep = sweep_poses(mesh.for_test_poses(), (90.0,))
+    sweep = sweep_poses(mesh, (90.0,))
     on_sweep = result.pose_of["stretch"][(result.pose_of["stretch"] >= 0)
                                          & (result.pose_of["stretch"] < len(sweep))]
     k = int(np.bincount(on_sweep).argmax())

@@ -53,21 +53,24 @@ def _handles(arm_eval: bpy.types.Object, pb: bpy.types.PoseBone
     return prev, nxt
 
 
-def read_bbones(arm_eval: bpy.types.Object, names: tuple[str, ...], channel: F64,
-                use_deform: np.ndarray) -> tuple[bb.RigBBone | None, ...]:
-    """Per bone (in ``names`` order), its B-Bone record, or None for a plain or non-deform bone.
+def read_bbones(arm_eval: bpy.types.Object, names: tuple[str, ...], channel: F64, use_deform: np.ndarray
+                ) -> tuple[tuple[bb.RigBBone | None, ...], tuple[bb.BBonePose | None, ...]]:
+    """Per bone (in ``names`` order), its B-Bone record (rest data) and what the current pose adds to
+    it (pose properties, Blender's posed joints), or None for a plain or non-deform bone.
 
-    ``channel`` (J, 4, 4) are the channel matrices the audit deforms with (stored with the
-    record so that pose is recognised later).
+    ``channel`` (J, 4, 4) are the channel matrices the audit deforms with (kept with the posed
+    joints, so that pose is recognised later).
     """
     index = {n: i for i, n in enumerate(names)}
     out: list[bb.RigBBone | None] = []
+    at_pose: list[bb.BBonePose | None] = []
     for j, name in enumerate(names):
         pb = arm_eval.pose.bones[name]
         bone = pb.bone
         segments = bone.bbone_segments
         if segments <= 1 or not use_deform[j]:
             out.append(None)
+            at_pose.append(None)
             continue
         prev, nxt = _handles(arm_eval, pb)
         spline = bb.BBoneSpline(
@@ -83,8 +86,10 @@ def read_bbones(arm_eval: bpy.types.Object, names: tuple[str, ...], channel: F64
         next_j = index[nxt.name] if nxt is not None else -1
         chans = np.stack([channel[k] if k >= 0 else np.eye(4) for k in (j, prev_j, next_j)])
         out.append(bb.RigBBone(
-            spline=spline, pose_shape=_shape(pb), prev_bone=prev_j, next_bone=next_j,
-            rest_segments=np.array([matrix(pb.bbone_segment_matrix(i, rest=True)) for i in range(segments + 1)]),
-            pose_segments=np.array([matrix(pb.bbone_segment_matrix(i, rest=False)) for i in range(segments + 1)]),
-            channels=chans))
-    return tuple(out)
+            spline=spline, prev_bone=prev_j, next_bone=next_j,
+            rest_segments=np.array([matrix(pb.bbone_segment_matrix(i, rest=True)) for i in range(segments + 1)])))
+        at_pose.append(bb.BBonePose(
+            shape=_shape(pb),
+            joints=np.array([matrix(pb.bbone_segment_matrix(i, rest=False)) for i in range(segments + 1)]),
+            read_at=chans))
+    return tuple(out), tuple(at_pose)

@@ -14,6 +14,7 @@ from typing import Any
 import bpy
 import numpy as np
 
+from ...core.audit.pose import Pose
 from ...core.audit.skinned_mesh import ArmatureModifierSettings, Bones, SkinnedMesh
 from ...core.maths.affine import affine_inverse
 from ..actions import action_fcurves
@@ -41,7 +42,8 @@ def _rotation_limits(pb: bpy.types.PoseBone) -> tuple[tuple[float, float] | None
     return tuple(limits)
 
 
-def read_bones(arm_eval: bpy.types.Object) -> Bones:
+def read_bones(arm_eval: bpy.types.Object) -> tuple[Bones, Pose]:
+    """The armature's bones (rest data) and the pose they are at."""
     bones = arm_eval.data.bones
     names, parents = bone_hierarchy(bones)
     n = len(bones)
@@ -53,21 +55,21 @@ def read_bones(arm_eval: bpy.types.Object) -> Bones:
     tails = np.zeros(n * 3, dtype=np.float32)
     bones.foreach_get("head_local", heads)
     bones.foreach_get("tail_local", tails)
+    records, at_pose = read_bbones(arm_eval, names, channel, use_deform)
     return Bones(
         names=names,
         parents=parents,
         use_deform=use_deform,
         rest=matrices(bones, "matrix_local"),
-        channel=channel,
         bbone_segments=segments.astype(np.int_),
-        bbones=read_bbones(arm_eval, names, channel, use_deform),
+        bbones=records,
         use_envelope_multiply=flags(bones, "use_envelope_multiply"),
         heads=heads.reshape(-1, 3).astype(np.float64),
         tails=tails.reshape(-1, 3).astype(np.float64),
         limits=tuple(_rotation_limits(arm_eval.pose.bones[n]) for n in names),
         inherit_rotation=flags(bones, "use_inherit_rotation"),
         driven_by=bone_links(arm_eval, names),
-    )
+    ), Pose(channel, at_pose)
 
 
 def _settings(mod: bpy.types.ArmatureModifier) -> ArmatureModifierSettings:
@@ -237,7 +239,7 @@ class _Evaluated:
 
     rest: np.ndarray | None = None  # the modifier's input, when something comes before it
     blender: np.ndarray | None = None  # the modifier's output, when something comes after it or it is hidden
-    bones: Bones | None = None  # the bones, when the rig is hidden from the view layer
+    bones: tuple[Bones, Pose] | None = None  # the bones and their pose, when the rig is hidden from the view layer
     at_rest: np.ndarray | None = None  # the mesh with the armature at Rest Position
     cleared: np.ndarray | None = None  # channel matrices with every pose channel cleared
 
@@ -373,7 +375,7 @@ def extract(
     base = mesh_positions(obj.data, scratch)
     rest = base if found.rest is None else found.rest
     blender_out = mesh_positions(obj_eval.data, scratch) if found.blender is None else found.blender
-    bones = read_bones(arm_eval) if found.bones is None else found.bones
+    bones, read_pose = read_bones(arm_eval) if found.bones is None else found.bones
     unsupported = _not_reproduced(mod, bones)
     if len(rest) != len(base) or len(blender_out) != len(base):
         unsupported.insert(0, f"modifiers around '{mod.name}' change the vertex count ({len(base)} -> "
@@ -389,6 +391,7 @@ def extract(
         mesh_to_armature=affine_inverse(arm_world) @ matrix(obj_eval.matrix_world),  # (no LAPACK: affine_inverse)
         bones=bones,
         modifier=_settings(mod),
+        read_pose=read_pose,
         blender=blender_out,
         edges=mesh_edges(obj.data),
         triangles=mesh_triangles(obj.data),

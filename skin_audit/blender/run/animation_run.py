@@ -129,7 +129,7 @@ def _spot_check(player: ActionPlayer, key: tuple[str, str], mesh: SkinnedMesh, m
     for frame in chosen:
         stored, channel = player.at_frame(key, frame)
         blender = stored.astype(np.float64)
-        numpy_positions = recompute_blender(mesh.with_channel(channel), channel).positions
+        numpy_positions = recompute_blender(mesh, mesh.read_pose.at(channel)).positions
         with np.errstate(invalid="ignore"):
             d = float(np.sqrt(((blender - numpy_positions) ** 2).sum(axis=1)).max()) / size
         m.spot_checks.append((float(frame), d if np.isfinite(d) else float("inf")))

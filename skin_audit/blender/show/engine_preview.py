@@ -75,7 +75,7 @@ def show_engine_preview(context: bpy.types.Context, obj: bpy.types.Object, targe
         raise InputError(f"'{obj.name}' is not a mesh deformed by an Armature modifier")
     depsgraph = context.evaluated_depsgraph_get()
     skinned = extract(obj, mods[0], depsgraph)
-    drawn = target_positions(skinned, target, skinned.bones.channel)
+    drawn = target_positions(skinned, target, skinned.read_pose.channel)
     finite = np.isfinite(drawn).all(axis=1)
     drawn = np.where(finite[:, None], drawn, skinned.rest)
     homes = preview_collections(obj, context.scene)

@@ -126,7 +126,7 @@ def frame_matrices(mesh: SkinnedMesh, channels: F64) -> tuple[F64, list[tuple[F6
     the blend layout at each pose of ``channels``, and the joints per pose (None: no B-Bones)."""
     if not mesh.blend_layout.joints:
         return channels, None
-    joints = joint_matrices(mesh, channels)
+    joints = joint_matrices(mesh, mesh.read_pose.at_each(channels))
     return np.concatenate([channels, np.stack([j for j, _ in joints])], axis=1), joints
 
 
@@ -286,7 +286,8 @@ class ActionMeasures:
         def blender_positions() -> list[F64]:
             """Blender's mesh at each frame of the piece (numpy's recomputation, spot-checked), once."""
             if not blender:
-                blender.extend(r.positions for r in recompute_blender_many(self.mesh, list(channels), joints))
+                poses = self.mesh.read_pose.at_each(channels)
+                blender.extend(r.positions for r in recompute_blender_many(self.mesh, poses, joints))
             return blender
 
         distances = self._engine_distances(channels, prepared, blender_positions)

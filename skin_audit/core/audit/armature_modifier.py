@@ -34,6 +34,7 @@ from ..maths.quaternions import (
     quaternion_to_matrix,
     scaled_rotation_matrix,
 )
+from .pose import Pose
 from .skinned_mesh import SkinnedMesh
 
 F64 = NDArray[np.float64]
@@ -104,8 +105,9 @@ class DualAccumulation:
     order_sensitive: NDArray[np.bool_]
 
 
-def accumulate_dual(co: F64, columns: list[tuple[int, NDArray[np.intp], F64]], mesh: SkinnedMesh) -> DualAccumulation:
-    """Blender's add_weighted_dq_dq_pivot over the columns, in group order."""
+def accumulate_dual(co: F64, columns: list[tuple[int, NDArray[np.intp], F64]], mesh: SkinnedMesh,
+                    pose: Pose) -> DualAccumulation:
+    """Blender's add_weighted_dq_dq_pivot over the columns at ``pose``, in group order."""
     v = len(co)
     real = np.zeros((v, 4))
     trans = np.zeros((v, 4))
@@ -113,7 +115,7 @@ def accumulate_dual(co: F64, columns: list[tuple[int, NDArray[np.intp], F64]], m
     count = np.zeros(v, dtype=np.intp)
     flipped = np.zeros(v, dtype=bool)
     cache: dict[int, BoneDualQuaternion] = {}
-    deforms = _bbone_deforms(mesh, [bone for bone, _, _ in columns])
+    deforms = _bbone_deforms(mesh, [bone for bone, _, _ in columns], pose)
     for bone, idx, w in columns:
         if bone in deforms:
             # A B-Bone adds two joints' dual quaternions per vertex (armature_deform.cc, b_bone_deform).
@@ -129,7 +131,7 @@ def accumulate_dual(co: F64, columns: list[tuple[int, NDArray[np.intp], F64]], m
             count[idx] += 1
             continue
         dq = cache.get(bone) or cache.setdefault(
-            bone, blender_dual_quaternion(mesh.bones.rest[bone], mesh.bones.channel[bone]))
+            bone, blender_dual_quaternion(mesh.bones.rest[bone], pose.channel[bone]))
         q = np.broadcast_to(dq.real, (len(idx), 4))
         t = np.broadcast_to(dq.trans, (len(idx), 4)).copy()
         if dq.scale is not None:
@@ -153,15 +155,15 @@ def _rig_bbone(mesh: SkinnedMesh, bone: int) -> bb.RigBBone | None:
     return bbones[bone] if bbones else None
 
 
-def _bbone_deforms(mesh: SkinnedMesh, bones: Sequence[int]) -> dict[int, tuple[bb.RigBBone, F64]]:
-    """Each B-Bone of ``bones``: its record and its joints' armature-space deform matrices at the
-    mesh's pose, every curve in one pass (each B-Bone's bits as alone)."""
+def _bbone_deforms(mesh: SkinnedMesh, bones: Sequence[int], pose: Pose) -> dict[int, tuple[bb.RigBBone, F64]]:
+    """Each B-Bone of ``bones``: its record and its joints' armature-space deform matrices at
+    ``pose``, every curve in one pass (each B-Bone's bits as alone)."""
     found = {bone: rb for bone in bones if (rb := _rig_bbone(mesh, bone)) is not None}
     if not found:
         return {}
     at = np.zeros(1, dtype=np.intp)
-    requests = [(rb, bone, at) for bone, rb in found.items()]
-    channel = mesh.bones.channel
+    requests: list[bb.SegmentsRequest] = [(rb, bone, at, pose.bbone(bone)) for bone, rb in found.items()]
+    channel = pose.channel
     segments = bb.rig_pose_segments_multi(requests, channel[None], mesh.bones.rest)
     deform = bb.bbone_deform_matrices_multi([mesh.bones.rest[bone] for bone in found],
                                             [channel[bone][None] for bone in found],
@@ -169,38 +171,44 @@ def _bbone_deforms(mesh: SkinnedMesh, bones: Sequence[int]) -> dict[int, tuple[b
     return {bone: (rb, d[0]) for (bone, rb), d in zip(found.items(), deform, strict=True)}
 
 
-def joint_matrices(mesh: SkinnedMesh, channels: F64) -> list[tuple[F64, NDArray[np.bool_]]]:
-    """Per pose of the (P, J, 4, 4) ``channels``: the armature-space deform matrix of every B-Bone
-    joint of ``mesh.blend_layout`` (X, 4, 4), and whether each moves.
+def joint_matrices(mesh: SkinnedMesh, poses: Sequence[Pose]) -> list[tuple[F64, NDArray[np.bool_]]]:
+    """Per pose of ``poses``: the armature-space deform matrix of every B-Bone joint of
+    ``mesh.blend_layout`` (X, 4, 4), and whether each moves.
 
     The curves of every B-Bone at every pose are computed together (``rig_pose_segments_multi``).
     A B-Bone a pose leaves at rest (itself and its handles at the identity, no pose shape: its
     segments are its rest segments) has the identity at every joint there, and does not move."""
+    channels = np.stack([p.channel for p in poses]) if poses else np.zeros((0, len(mesh.bones.names), 4, 4))
     layout = mesh.blend_layout
     bbones = [(bone, first, _rig_bbone(mesh, bone)) for bone, first in layout.joints.items()]
     count = sum(len(rb.rest_segments) for _, _, rb in bbones if rb is not None)
     out = [(np.empty((count, 4, 4)), np.zeros(count, dtype=bool)) for _ in channels]
     first_joint = len(mesh.bones.names)
     identity = np.all(channels == np.eye(4), axis=(2, 3))  # (P, J)
-    requests = []
+    requests: list[bb.SegmentsRequest] = []
     places = []
     for bone, first, rb in bbones:
         assert rb is not None
         at = slice(first - first_joint, first - first_joint + len(rb.rest_segments))
         ends = [k for k in (bone, rb.prev_bone, rb.next_bone) if k >= 0]
-        at_rest = identity[:, ends].all(axis=1) & (rb.pose_shape == bb.NO_POSE_SHAPE)
-        for k in np.flatnonzero(at_rest).tolist():
-            out[k][0][at] = np.eye(4)
-        posed = np.flatnonzero(~at_rest)
-        if posed.size:
-            requests.append((rb, bone, posed))
-            places.append(at)
+        # The poses grouped by what each adds to this B-Bone (poses sharing one share its curves).
+        by_pose: dict[bb.BBonePose, list[int]] = {}
+        for k, pose in enumerate(poses):
+            by_pose.setdefault(pose.bbone(bone), []).append(k)
+        for at_pose, group in by_pose.items():
+            ks = np.array(group, dtype=np.intp)
+            at_rest = identity[ks][:, ends].all(axis=1) & (at_pose.shape == bb.NO_POSE_SHAPE)
+            for k in ks[at_rest].tolist():
+                out[k][0][at] = np.eye(4)
+            if not at_rest.all():
+                requests.append((rb, bone, ks[~at_rest], at_pose))
+                places.append(at)
     segments = bb.rig_pose_segments_multi(requests, channels, mesh.bones.rest)
-    deform = bb.bbone_deform_matrices_multi([mesh.bones.rest[bone] for _, bone, _ in requests],
-                                            [channels[posed, bone] for _, bone, posed in requests],
-                                            [rb.rest_segments for rb, _, _ in requests], segments)
-    for (_, _, posed), at, d_bone in zip(requests, places, deform, strict=True):
-        for k, d in zip(posed.tolist(), d_bone, strict=True):
+    deform = bb.bbone_deform_matrices_multi([mesh.bones.rest[bone] for _, bone, _, _ in requests],
+                                            [channels[np.asarray(rows), bone] for _, bone, rows, _ in requests],
+                                            [rb.rest_segments for rb, _, _, _ in requests], segments)
+    for (_, _, rows, _), at, d_bone in zip(requests, places, deform, strict=True):
+        for k, d in zip(np.asarray(rows).tolist(), d_bone, strict=True):
             out[k][0][at] = d
             out[k][1][at] = True
     return out
@@ -250,8 +258,8 @@ def has_bbones(mesh: SkinnedMesh) -> bool:
     return any(b is not None for b in mesh.bones.bbones)
 
 
-def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None, *, build_layout: bool = False) -> Recomputed:
-    """Blender's deformation of ``mesh`` at ``channel`` (default: the current pose), object space.
+def recompute_blender(mesh: SkinnedMesh, pose: Pose, *, build_layout: bool = False) -> Recomputed:
+    """Blender's deformation of ``mesh`` at ``pose``, object space.
 
     Linear blending runs in the mesh's object space with the conjugated
     matrices ``P^-1 M_j P`` (exact: the blend is affine in the matrices and
@@ -265,12 +273,11 @@ def recompute_blender(mesh: SkinnedMesh, channel: F64 | None = None, *, build_la
     (``core/maths/dense_blend``), unless ``build_layout`` asks for the layout (a caller that will
     blend more poses, as the audit does).
     """
-    channel = mesh.bones.channel if channel is None else channel
     if not build_layout and not mesh.has_blend_layout():
-        dense = _recompute_dense(mesh, channel)
+        dense = _recompute_dense(mesh, pose.channel)
         if dense is not None:
             return dense
-    (out,) = _recompute(mesh, [channel], [None])
+    (out,) = _recompute(mesh, [pose], [None])
     return out
 
 
@@ -300,42 +307,42 @@ def _displacements(mesh: SkinnedMesh, matrices: F64) -> F64:
     return out
 
 
-def recompute_blender_many(mesh: SkinnedMesh, channels: Sequence[F64],
+def recompute_blender_many(mesh: SkinnedMesh, poses: Sequence[Pose],
                            joints: Sequence[tuple[F64, NDArray[np.bool_]]] | None = None) -> list[Recomputed]:
-    """``recompute_blender`` at each pose of ``channels``, the B-Bones' curves of every pose computed
+    """``recompute_blender`` at each of ``poses``, the B-Bones' curves of every pose computed
     together (a rig's B-Bones cost more per pose than its plain bones); ``joints``: those curves'
     ``joint_matrices`` when the caller has them already."""
-    at_joints: list[tuple[F64, NDArray[np.bool_]] | None] = [None] * len(channels)
+    at_joints: list[tuple[F64, NDArray[np.bool_]] | None] = [None] * len(poses)
     if joints is not None:
         at_joints = list(joints)
-    elif channels and mesh.modifier.use_vertex_groups and not mesh.modifier.preserve_volume and has_bbones(mesh):
-        at_joints = list(joint_matrices(mesh, np.asarray(channels)))
-    return _recompute(mesh, channels, at_joints)
+    elif poses and mesh.modifier.use_vertex_groups and not mesh.modifier.preserve_volume and has_bbones(mesh):
+        at_joints = list(joint_matrices(mesh, poses))
+    return _recompute(mesh, poses, at_joints)
 
 
-def _recompute(mesh: SkinnedMesh, channels: Sequence[F64],
+def _recompute(mesh: SkinnedMesh, poses: Sequence[Pose],
                joints: Sequence[tuple[F64, NDArray[np.bool_]] | None]) -> list[Recomputed]:
-    """``recompute_blender`` at each of ``channels``; ``joints`` their B-Bone joints' matrices when
+    """``recompute_blender`` at each of ``poses``; ``joints`` their B-Bone joints' matrices when
     computed.  Poses that blend every run of the layout go through one ``blend_runs_many``."""
     flat = mesh.flat_columns
     co = mesh.rest
     back = mesh.armature_to_mesh
     none_sensitive = np.zeros(mesh.vertex_count, dtype=bool)
-    sensitive = [none_sensitive] * len(channels)
-    out: list[F64 | None] = [None] * len(channels)
+    sensitive = [none_sensitive] * len(poses)
+    out: list[F64 | None] = [None] * len(poses)
     if not mesh.modifier.use_vertex_groups:
         # Blender ignores the groups: only envelopes (not reproduced) could move the mesh.
-        out = [co.copy() for _ in channels]
+        out = [co.copy() for _ in poses]
     elif mesh.modifier.preserve_volume:
         arm_co = mesh.rest_armature
-        for k, channel in enumerate(channels):
-            dual = accumulate_dual(arm_co, mesh.deform_columns, _with_channel(mesh, channel))
+        for k, pose in enumerate(poses):
+            dual = accumulate_dual(arm_co, mesh.deform_columns, mesh, pose)
             out[k] = apply_affine(back, finish_dual(arm_co, dual, mesh.mask))
             sensitive[k] = dual.order_sensitive
     else:
-        _blend_linear(mesh, channels, joints, out)
+        _blend_linear(mesh, poses, joints, out)
     done = [positions for positions in out if positions is not None]
-    assert len(done) == len(channels)
+    assert len(done) == len(poses)
     return [Recomputed(positions, flat.contrib, flat.count, order)
             for positions, order in zip(done, sensitive, strict=True)]
 
@@ -345,7 +352,7 @@ def _recompute(mesh: SkinnedMesh, channels: Sequence[F64],
 BATCH_BYTES = 64 << 20
 
 
-def _blend_linear(mesh: SkinnedMesh, channels: Sequence[F64],
+def _blend_linear(mesh: SkinnedMesh, poses: Sequence[Pose],
                   joints: Sequence[tuple[F64, NDArray[np.bool_]] | None], out: list[F64 | None]) -> None:
     """The linear blend of ``_recompute`` at each pose, written into ``out``."""
     layout = mesh.blend_layout
@@ -353,13 +360,14 @@ def _blend_linear(mesh: SkinnedMesh, channels: Sequence[F64],
     lengths = np.diff(runs.starts)
     every_weight_finite = bool(np.isfinite(scaled).all())
     whole: list[tuple[int, F64]] = []
-    for k, (channel, at_joints) in enumerate(zip(channels, joints, strict=True)):
+    for k, (pose, at_joints) in enumerate(zip(poses, joints, strict=True)):
+        channel = pose.channel
         # Bones at rest (channel exactly the identity) add nothing: P^-1 I P - I is zero up to rounding.
         moving = np.any(channel != np.eye(4), axis=(1, 2))
         matrices = channel
         if layout.joints:
             # B-Bones blend their joints' matrices: runs numbered after the bones.
-            at, joint_moving = at_joints if at_joints is not None else joint_matrices(mesh, channel[None])[0]
+            at, joint_moving = at_joints if at_joints is not None else joint_matrices(mesh, [pose])[0]
             matrices = np.concatenate([channel, at])
             moving = np.concatenate([moving, joint_moving])
         displacement = _displacements(mesh, matrices)
@@ -379,8 +387,3 @@ def _blend_linear(mesh: SkinnedMesh, channels: Sequence[F64],
         for (k, _), positions in zip(batch, blended, strict=True):
             out[k] = positions
 
-
-def _with_channel(mesh: SkinnedMesh, channel: F64) -> SkinnedMesh:
-    if channel is mesh.bones.channel:
-        return mesh
-    return mesh.with_channel(channel)

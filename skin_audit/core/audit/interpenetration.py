@@ -331,7 +331,7 @@ def contact_positions(meshes: Sequence[SkinnedMesh], pose: SweepPose) -> F64:
     char = _character(meshes)
     if char is None:
         return np.zeros((0, 3))
-    bones = meshes[0].bones.with_rest_bbone_shapes()
+    bones = meshes[0].bones  # (a test pose: B-Bone pose properties at rest)
     channel = turned_channels(bones, pose.bone, rotation(pose.axis, np.radians(pose.degrees))[None])[0]
     moved = _moved_bones(char, bones, channel[None])
     local = np.arange(len(char.points), dtype=np.intp)
@@ -402,7 +402,7 @@ def interpenetration(meshes: Sequence[SkinnedMesh], degrees: float,
     result.metrics["contact_triangles"] = triangles
     if not meshes or not triangles:
         return result
-    bones = meshes[0].bones.with_rest_bbone_shapes()
+    bones = meshes[0].bones
     poses = contact_poses(bones, sorted({b for m in meshes for b, _, _ in m.deform_columns}), degrees)
     moderate = [p for p in poses if p.source != "limit"]
     if len(moderate) * triangles > tolerances.CONTACT_MODERATE_BUDGET:

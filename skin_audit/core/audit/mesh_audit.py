@@ -31,6 +31,7 @@ from .engine_target import (
     world_scale,
 )
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
+from .pose import from_rest
 from .pose_sweep import SweepPose, SweepResult, run_sweep
 from .report import MeshAudit
 from .rig_audit import MissingModifier, RigAudit, RigidPart, audit_rig
@@ -255,7 +256,7 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
                  sweep: Beside[SweepResult] | None) -> MeshAudit:
     """``_audit_one_mesh`` with its sweep started."""
     size = mesh.size()
-    rec = recompute_blender(mesh, build_layout=True)  # the audit blends many poses
+    rec = recompute_blender(mesh, mesh.read_pose, build_layout=True)  # the audit blends many poses
     deform_sum, influences = rec.contrib, rec.influences
     findings = weight_findings(mesh, options, deform_sum, influences)
     findings += modifier_findings(mesh)
@@ -304,11 +305,10 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
     poses = [("current", None)] + [(p.name, p.channel) for p in
                                    standard_poses(mesh.bones, options.test_pose_degrees)]
     prepared = prepare_target(mesh, target)  # the exporter and weight rules once, for every pose
-    from_rest = mesh.for_test_poses()  # test poses start from rest, B-Bone pose properties included
     both: list[tuple[str, F64 | None]] = []
     for name, channel in poses:
         # One blend of the weight differences where the target uses Blender's pairs; else both blends.
-        offsets = engine_offsets(mesh, mesh.bones.channel if channel is None else channel, prepared)
+        offsets = engine_offsets(mesh, mesh.read_pose.channel if channel is None else channel, prepared)
         if offsets is not None:
             per_pose[name] = offsets
         else:
@@ -321,7 +321,8 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
         cleared_rows = np.flatnonzero((not_identity[table.bones] & (table.weights != 0)).any(axis=1))
     cleared_pose = [mesh.cleared_channel] if mesh.cleared_channel is not None and cleared_rows.size else []
     with_cleared = bool(cleared_pose)
-    blended = recompute_blender_many(from_rest, cleared_pose + [c for _, c in both if c is not None])
+    # Test poses start from rest, B-Bone pose properties included.
+    blended = recompute_blender_many(mesh, from_rest(np.array(cleared_pose + [c for _, c in both if c is not None])))
     blends = iter(blended[1:] if with_cleared else blended)
 
     # 2. Bind-pose drift: at rest the mesh must not move; cleared channels must sit at rest.
@@ -377,7 +378,7 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
     #    (the current pose was deformed Blender's way at the start, the others above).
     for name, channel in both:
         blender_like = rec if channel is None else next(blends)
-        at = mesh.bones.channel if channel is None else channel
+        at = mesh.read_pose.channel if channel is None else channel
         per_pose[name] = engine_divergence(target_positions(mesh, target, at, prepared), blender_like.positions)
     divergence = functools.reduce(np.maximum, per_pose.values())
     measures["engine_divergence"] = divergence

@@ -150,10 +150,7 @@ def run_sweep(mesh: SkinnedMesh, degrees: Sequence[float] = (90.0, 180.0)) -> Sw
     """
     # A sweep pose turns one bone from rest: the rest of the pose, B-Bone pose properties
     # included, is cleared, as Blender's spot checks clear it on their sandbox copies.
-    # The weight tables depend on the weights alone: built on the caller's mesh, they are kept
-    # for its next sweep and audit steps, and the test-pose copy carries them.
-    _ = mesh.influence_table, mesh.flat_columns, mesh.deform_columns, mesh.rest_armature, mesh.bbone_mapping
-    mesh = mesh.for_test_poses()
+    # The weight tables depend on the weights alone: built once on the mesh, for every step.
     table = mesh.influence_table
     v = mesh.vertex_count
     poses = sweep_poses(mesh, degrees)
@@ -310,7 +307,7 @@ class _NumericAhead:
         records = [(j, rb) for j in asked if (rb := bbones[j]) is not None]
         assert len(records) == len(asked)
         rows = [np.concatenate([at for _, at in asked[j]]) for j, _ in records]
-        curves = rig_pose_segments_multi([(rb, j, at) for (j, rb), at in zip(records, rows, strict=True)],
+        curves = rig_pose_segments_multi([(rb, j, at, None) for (j, rb), at in zip(records, rows, strict=True)],
                                          stacked, mesh.bones.rest)
         deforms = bbone_deform_matrices_multi([rb.spline.rest for _, rb in records],
                                               [stacked[at, j] for (j, _), at in zip(records, rows, strict=True)],

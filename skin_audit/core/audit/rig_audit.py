@@ -213,7 +213,7 @@ def armature_findings(mesh: SkinnedMesh) -> list[Finding]:
         out.append(Finding("bbones-on-deform-bones", "INFO",
                            f"{len(bbones)} deform bones use B-Bone segments; exporters bake them to "
                            "plain bones", len(bbones), bones=tuple(bbones)))
-    if not np.isfinite(b.channel).all() or not np.isfinite(b.rest).all():
+    if not np.isfinite(mesh.read_pose.channel).all() or not np.isfinite(b.rest).all():
         out.append(Finding("non-finite-bone-matrices", "ERROR", "bone matrices contain NaN or infinity"))
     return out
 

@@ -22,6 +22,7 @@ from ..findings import Finding, Severity
 from ..maths.affine import distances
 from .armature_modifier import recompute_blender_many
 from .options import AuditOptions
+from .pose import Pose
 from .pose_sweep import SweepPose, SweepResult, pose_channel, run_sweep
 from .skinned_mesh import Bones, SkinnedMesh
 from .surface import crossing, measure_surface, surface_findings
@@ -208,14 +209,15 @@ def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, ch
     worst = 0.0
     compared = 0
     tol = tolerances.SKINNING_MATCH_RELATIVE * max(mesh.size(), 1.0)
-    from_rest = mesh.for_test_poses()  # the sandboxes clear every pose channel, B-Bone curves too
+    checked = mesh
     if sample is not None:
         index = sample.indices()
-        from_rest = from_rest.vertex_subset(index)
+        checked = mesh.vertex_subset(index)
         keep = keep[index]
     # (A pose whose vertex count the stack changed is reported as not reproduced already.)
     same = [(pose, positions) for pose, positions in zip(poses, blender, strict=True) if len(positions) == len(keep)]
-    recomputed = recompute_blender_many(from_rest, [pose_channel(mesh, pose) for pose, _ in same])
+    # The sandboxes clear every pose channel, B-Bone curves too: test poses from rest.
+    recomputed = recompute_blender_many(checked, [Pose(pose_channel(mesh, pose)) for pose, _ in same])
     for (pose, positions), numpy_side in zip(same, recomputed, strict=True):
         compared += 1
         diff = float(distances(numpy_side.positions, positions)[keep].max(initial=0.0))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,27 +20,12 @@ from ..maths.affine import (
     local_from_world,
     parent_first_order,
 )
-from ..maths.bbone import NO_POSE_SHAPE, RigBBone, segment_index_and_blend
+from ..maths.bbone import RigBBone, segment_index_and_blend
 from ..maths.bone_runs import BoneRuns, gather_points
 from ..maths.parallel import run_all
+from .pose import Pose
 
 F64 = NDArray[np.float64]
-T = TypeVar("T")
-
-
-#: What Bones compute from their rest data only: kept when only the pose or B-Bone shapes change.
-_BONE_CACHES = ("local_rest", "walk", "rest_inverse", "depth_first")
-#: What a SkinnedMesh computes from its rest data only: kept when only the pose changes.
-_MESH_CACHES = ("_size", "deform_columns", "armature_to_mesh", "rest_armature", "flat_columns", "influence_table",
-                "mask", "blend_scale", "blend_layout", "bbone_mapping")
-
-
-def _carry_caches(source: object, target: T, names: tuple[str, ...]) -> T:
-    """Copy the named ``cached_property`` values ``source`` has computed onto ``target``."""
-    for name in names:
-        if name in source.__dict__:
-            target.__dict__[name] = source.__dict__[name]
-    return target
 
 
 @dataclass(frozen=True)
@@ -62,7 +46,6 @@ class Bones:
     parents: tuple[int, ...]  # -1 for a root
     use_deform: NDArray[np.bool_]  # (J,)
     rest: F64  # (J, 4, 4) bone.matrix_local
-    channel: F64  # (J, 4, 4) pose_bone.matrix_channel = pose @ rest^-1 (what the modifier uses)
     bbone_segments: NDArray[np.int_]  # (J,)
     use_envelope_multiply: NDArray[np.bool_]  # (J,)
     heads: F64  # (J, 3) rest head
@@ -72,8 +55,8 @@ class Bones:
     limits: tuple[tuple[tuple[float, float] | None, ...], ...] = ()
     #: (J,) Bone.use_inherit_rotation; empty means every bone inherits.
     inherit_rotation: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    #: Per bone, its B-Bone record (None for a plain bone); empty means B-Bones were not read,
-    #: and their vertices are then not reproduced.
+    #: Per bone, its B-Bone record (rest data; None for a plain bone); empty means B-Bones were
+    #: not read, and their vertices are then not reproduced.
     bbones: tuple[RigBBone | None, ...] = ()
     #: Per bone, the other bones whose pose its constraints or drivers read (the rig moves it
     #: from them: twist bones, Rigify's DEF bones); empty means no links were read.
@@ -127,23 +110,6 @@ class Bones:
         out: F64 = affine_inverse(self.rest)
         return out
 
-    def with_rest_bbone_shapes(self) -> Bones:
-        """The bones as a test pose sees them: every B-Bone pose property (curve, roll, ease, scale)
-        at rest, as the cleared-pose and spot-check sandboxes set them (``set_rest_channels``).
-
-        Each B-Bone's segments are then recomputed from its handles at any pose (the read
-        segments carry the user's pose properties, so they are never reused)."""
-        if all(b is None or (b.pose_shape == NO_POSE_SHAPE and np.isnan(b.channels).all()) for b in self.bbones):
-            return self  # no B-Bones, or already at rest shapes
-        never = np.full((3, 4, 4), np.nan)  # matches no channel: the read segments are never reused
-        bbones = tuple(None if b is None else replace(b, pose_shape=NO_POSE_SHAPE, channels=never)
-                       for b in self.bbones)
-        return _carry_caches(self, replace(self, bbones=bbones), _BONE_CACHES)
-
-    def with_channel(self, channel: F64) -> Bones:
-        """The same bones at another pose, keeping what depends on the rest pose only (no recomputation)."""
-        return _carry_caches(self, replace(self, channel=channel), _BONE_CACHES)
-
 
 @dataclass(frozen=True)
 class ArmatureModifierSettings:
@@ -193,9 +159,12 @@ class SkinnedMesh:
     """One mesh object deformed by one Armature modifier.
 
     ``rest`` is the modifier's input (after shape keys and earlier modifiers),
-    ``blender`` its output as Blender evaluated it; both in the mesh object's
+    ``blender`` its output as Blender evaluated it at ``read_pose``; both in the mesh object's
     space.  ``weights`` holds every vertex group, row ``g`` for
     ``group_names[g]``, float32 as Blender stores them.
+
+    The mesh holds rest data, what is derived from it (cached on it, once per mesh) and what
+    Blender measured of it; a pose is passed to whatever deforms it (``core/audit/pose``).
     """
 
     object: str
@@ -206,6 +175,8 @@ class SkinnedMesh:
     mesh_to_armature: F64  # (4, 4) premat = (A^-1 M)
     bones: Bones
     modifier: ArmatureModifierSettings
+    #: The pose the armature was read at (``blender`` is Blender's output there).
+    read_pose: Pose
     blender: F64 | None = None  # (V, 3)
     edges: NDArray[np.intp] = field(default_factory=lambda: np.zeros((0, 2), dtype=np.intp))
     #: (T, 3) vertex indices of the mesh's triangulation (Blender's loop triangles).
@@ -369,7 +340,7 @@ class SkinnedMesh:
         return BlendLayout(runs, scaled, gather_points(runs, self.rest), joints)
 
     def has_blend_layout(self) -> bool:
-        """Whether ``blend_layout`` is built (on this mesh, or carried from the one it came from)."""
+        """Whether ``blend_layout`` is built."""
         return "blend_layout" in self.__dict__
 
     def _runs_with_joints(self, flat: FlatColumns, mapping: dict[int, tuple[NDArray[np.intp], F64]]
@@ -429,20 +400,6 @@ class SkinnedMesh:
             fill[idx] += 1
         bones, weights = bones.reshape(v, k), weights.reshape(v, k)
         return InfluenceTable(bones, weights)
-
-    def for_test_poses(self) -> SkinnedMesh:
-        """The mesh as the test poses (sweep, stress poses, cleared pose) see it: their poses start
-        from rest, B-Bone pose properties included (``Bones.with_rest_bbone_shapes``)."""
-        bones = self.bones.with_rest_bbone_shapes()
-        if bones is self.bones:
-            return self
-        return _carry_caches(self, replace(self, bones=bones),
-                             _MESH_CACHES)
-
-    def with_channel(self, channel: F64) -> SkinnedMesh:
-        """The same mesh with its bones at another pose; the weight tables and rest caches are kept."""
-        return _carry_caches(self, replace(self, bones=self.bones.with_channel(channel)),
-                             _MESH_CACHES)
 
     def vertex_subset(self, index: NDArray[np.intp]) -> SkinnedMesh:
         """The same rig on the vertices ``index`` only (their rest positions and weights): what a

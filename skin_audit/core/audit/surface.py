@@ -26,6 +26,7 @@ from ..findings import Finding, Severity
 from ..maths.affine import rotation
 from ..maths.dqs import dual_quaternion_skinning
 from .armature_modifier import joint_matrices, recompute_blender_many
+from .pose import from_rest
 from .pose_sweep import SweepPose, is_moderate, sweep_poses
 from .skinned_mesh import SkinnedMesh
 from .stress_poses import standard_poses, turned_channels
@@ -381,7 +382,6 @@ def measure_surface(mesh: SkinnedMesh, degrees: Sequence[float], test_pose_degre
     Beyond ``SURFACE_TRIANGLES`` deformable triangles, an even stride of them is measured, plus
     every ``keep`` (T,) triangle (the caller's: those across a weight-step seam).
     """
-    mesh = mesh.for_test_poses()
     tri = np.asarray(mesh.triangles, dtype=np.intp).reshape(-1, 3)
     t = len(tri)
     poses = sweep_poses(mesh, degrees) if t else []
@@ -580,7 +580,7 @@ class _Exact:
         ``p + sum_k s_k (M_k p - p)`` (``s_k`` the weight times ``a / sum w``), B-Bone joints by
         their matrices; else ``recompute_blender_many`` on every vertex of ``sub``."""
         if self.table is None:
-            recomputed = recompute_blender_many(self.sub, list(channels), joints)
+            recomputed = recompute_blender_many(self.sub, from_rest(channels), joints)
             m = self.mesh.mesh_to_armature
             return np.stack([r.positions for r in recomputed]) @ m[:3, :3].T + m[:3, 3], self.local[block]
         verts, inverse = np.unique(self.local[block], return_inverse=True)
@@ -608,7 +608,7 @@ class _Exact:
         sub = self.sub
         joints = None
         if sub.blend_layout.joints and sub.modifier.use_vertex_groups and not sub.modifier.preserve_volume:
-            joints = joint_matrices(sub, channels)
+            joints = joint_matrices(sub, from_rest(channels))
         posed, local = self._posed(block, channels, joints)
         f1 = (posed[:, local[:, 1]] - posed[:, local[:, 0]]).transpose(1, 0, 2)  # (n, P, 3)
         f2 = (posed[:, local[:, 2]] - posed[:, local[:, 0]]).transpose(1, 0, 2)
@@ -682,7 +682,6 @@ def _dqs_measures(mesh: SkinnedMesh, tri: Ints, tris: Ints, pose: SurfacePose, s
                   test_pose_degrees: float) -> tuple[F64, F64, F64] | None:
     """The measures of ``tris`` at ``pose`` under Preserve Volume (dual quaternions), or None
     where a bone's matrix is not rigid."""
-    mesh = mesh.for_test_poses()
     if pose.bone >= 0:
         p = next(s for s in sweep if s.label(mesh.bones.names) == pose.label)
         channel = turned_channels(mesh.bones, p.bone, rotation(p.axis, np.radians(p.degrees))[None])[0]
@@ -840,7 +839,6 @@ def surface_at(mesh: SkinnedMesh, channel: F64, positions: F64 | None = None) ->
     -------
     area, stretch, fold : (T,) float64 each
     """
-    mesh = mesh.for_test_poses()
     tri = np.asarray(mesh.triangles, dtype=np.intp).reshape(-1, 3)
     channels = np.asarray(channel, dtype=np.float64)[None]
     if positions is None:

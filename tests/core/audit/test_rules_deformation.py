@@ -105,7 +105,8 @@ def test_recomputed_positions_equal_the_formula_to_float64(variant, build_layout
     modifier = mesh.modifier
     own = nr.blender_positions(rig.rest, rig.group_names, rig.weight_array(), rig.rows, rig.channel(),
                                kw.get("mesh_to_armature"), modifier.mask_group, modifier.invert_mask, float32=False)
-    np.testing.assert_allclose(recompute_blender(mesh, build_layout=build_layout).positions, own, rtol=0, atol=1e-12)
+    got = recompute_blender(mesh, mesh.read_pose, build_layout=build_layout).positions
+    np.testing.assert_allclose(got, own, rtol=0, atol=1e-12)
     assert mesh.has_blend_layout() == build_layout
 
 
@@ -316,9 +317,9 @@ def test_engine_divergence_from_weight_differences_is_the_distance_of_both_blend
     chosen = audit_target(AuditOptions(target=target))
     prepared = prepare_target(mesh, chosen)
     assert prepared.offsets is not None  # the shared path is the one under test
-    for channel in [mesh.bones.channel] + stress_channels(off):
+    for channel in [mesh.read_pose.channel] + stress_channels(off):
         both = np.linalg.norm(target_positions(mesh, chosen, channel, prepared)
-                              - recompute_blender(mesh, channel).positions, axis=1)
+                              - recompute_blender(mesh, mesh.read_pose.at(channel)).positions, axis=1)
         np.testing.assert_allclose(engine_offsets(mesh, channel, prepared), both, rtol=0, atol=1e-12)
     # Weights the exporter keeps bit for bit (quarters summing to 1): nothing is laid out, the
     # distances are zero, and so are those of the two blends.
@@ -326,9 +327,9 @@ def test_engine_divergence_from_weight_differences_is_the_distance_of_both_blend
     exact = nr.skinned_mesh(with_groups(rig, Root=quarter, Child=1.0 - quarter), mesh_to_armature=pre)
     exact_prepared = prepare_target(exact, chosen)
     assert exact_prepared.offsets is not None and len(exact_prepared.offsets.runs.vertex) == 0
-    for channel in [exact.bones.channel] + stress_channels(off):
+    for channel in [exact.read_pose.channel] + stress_channels(off):
         both = np.linalg.norm(target_positions(exact, chosen, channel, exact_prepared)
-                              - recompute_blender(exact, channel).positions, axis=1)
+                              - recompute_blender(exact, exact.read_pose.at(channel)).positions, axis=1)
         np.testing.assert_allclose(engine_offsets(exact, channel, exact_prepared), both, rtol=0, atol=1e-12)
     # A masked vertex or a different slot makes the engine's pairs not Blender's: both blends then.
     mask = np.ones(V)

@@ -42,7 +42,7 @@ def _fork_mesh(vertices: int = 2500, seed: int = 11):
 def _sweep_inputs(mesh):
     """What ``run_sweep`` builds before its bones: the test-pose mesh, its poses, each bone's
     pose indices, the inherit forest and the B-Bone ends."""
-    mesh = mesh.for_test_poses()
+    # (the sweep poses start from rest, B-Bone pose properties included)
     poses = pose_sweep.sweep_poses(mesh, (90.0, 180.0))
     by_bone: dict[int, list[int]] = {}
     for k, p in enumerate(poses):
@@ -205,7 +205,7 @@ def _brute_force_values(mesh) -> tuple[list, np.ndarray]:
     """Every sweep pose's smallest singular value of every vertex's blended 3x3 (by weight sum),
     from each column's own matrices (B-Bones: every one by its segments, bent or not) and
     LAPACK's SVD; 1 where the weight sum is too small for Blender to move the vertex."""
-    base = mesh.for_test_poses()
+    base = mesh  # the sweep poses start from rest, B-Bone pose properties included
     co = base.rest_armature
     poses = pose_sweep.sweep_poses(base, (90.0, 180.0))
     values = np.ones((len(poses), base.vertex_count))

@@ -147,8 +147,8 @@ def test_bbone_curves_at_many_poses_match_one_pose_at_a_time(start, end, prev_se
     spline = bb.BBoneSpline(rest=rest[1], length=1.25, segments=7, shape=shape, handle_type_start=start,
                             handle_type_end=end, prev=prev, next=nxt, mapping_mode=mapping)
     rest_seg, pose_seg = bb.bbone_segment_matrices(spline)
-    record = bb.RigBBone(spline, bb.BBoneShape(ease_in=0.2, roll_out=0.3), 0, 2, rest_seg, pose_seg,
-                         np.broadcast_to(np.eye(4), (3, 4, 4)).copy())
+    record = bb.RigBBone(spline, 0, 2, rest_seg)
+    at = bb.BBonePose(bb.BBoneShape(ease_in=0.2, roll_out=0.3), pose_seg, np.broadcast_to(np.eye(4), (3, 4, 4)).copy())
     rng = np.random.default_rng(3)
     channels = np.empty((6, 3, 4, 4))
     for p in range(6):
@@ -158,11 +158,11 @@ def test_bbone_curves_at_many_poses_match_one_pose_at_a_time(start, end, prev_se
             m[:3, 3] = rng.normal(size=3) * 0.1
             channels[p, j] = m
     channels[1, 0] = channels[1, 1] = channels[1, 2]  # a pose where the B-Bone moves rigidly
-    many = ref.rig_pose_segments_many(record, 1, channels, rest)
+    many = ref.rig_pose_segments_many(record, 1, channels, rest, at)
     deform = ref.bbone_deform_matrices_many(rest[1], channels[:, 1], rest_seg, many)
     ref.forget_curves(record)
     for p in range(6):
-        one = ref.one_pose_segments(record, 1, channels[p], rest)
+        one = ref.one_pose_segments(record, 1, channels[p], rest, at)
         np.testing.assert_allclose(many[p], one, atol=1e-12)
         np.testing.assert_allclose(deform[p], ref.bbone_deform_matrices_one(rest[1], channels[p, 1], rest_seg, one),
                                    atol=1e-12)

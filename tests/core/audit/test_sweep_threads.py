@@ -16,6 +16,7 @@ import dataclasses
 import numpy as np
 
 from skin_audit.core.audit import pose_sweep
+from skin_audit.core.audit.pose import Pose
 from skin_audit.core.maths import bbone as bb
 from tests.factories import bbone_reference as ref
 from tests.factories.numpy_rigs import BoneRow, Rig, rest_matrix, skinned_mesh
@@ -31,9 +32,13 @@ def with_middle_bbone(mesh, rows, shape):
                             prev=bb.BBoneHandle(rest=rest[0], pose=rest[0], length=length[0], segments=1),
                             next=bb.BBoneHandle(rest=rest[2], pose=rest[2], length=length[2], segments=1))
     rest_seg, pose_seg = bb.bbone_segment_matrices(spline)
-    record = bb.RigBBone(spline, bb.NO_POSE_SHAPE, 0, 2, rest_seg, pose_seg, np.tile(np.eye(4), (3, 1, 1)))
+    record = bb.RigBBone(spline, 0, 2, rest_seg)
     bbones = tuple(record if j == 1 else None for j in range(len(rows)))
-    return dataclasses.replace(mesh, bones=dataclasses.replace(mesh.bones, bbones=bbones))
+    # The pose it was read at: every bone at rest, Blender's joints there the spline's posed ones.
+    read = bb.BBonePose(bb.NO_POSE_SHAPE, pose_seg, np.tile(np.eye(4), (3, 1, 1)))
+    at_pose = tuple(read if j == 1 else None for j in range(len(rows)))
+    return dataclasses.replace(mesh, bones=dataclasses.replace(mesh.bones, bbones=bbones),
+                               read_pose=Pose(mesh.read_pose.channel, at_pose))
 
 
 def _bbone_chain_mesh(vertices: int = 3000, seed: int = 5):

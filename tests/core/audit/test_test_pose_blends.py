@@ -18,6 +18,7 @@ import numpy as np
 from skin_audit.core.audit import armature_modifier, mesh_audit
 from skin_audit.core.audit.armature_modifier import recompute_blender, recompute_blender_many
 from skin_audit.core.audit.options import AuditOptions
+from skin_audit.core.audit.pose import Pose, from_rest
 from skin_audit.core.audit.skinned_mesh import ArmatureModifierSettings
 from skin_audit.core.audit.stress_poses import standard_poses
 from tests.core.audit.test_sweep_threads import _bbone_chain_mesh
@@ -43,7 +44,7 @@ def test_the_cleared_pose_and_the_stress_poses_each_reach_their_own_check(monkey
     assert with_cleared.metrics["engine_divergence_by_pose"] == plain.metrics["engine_divergence_by_pose"]
     np.testing.assert_array_equal(with_cleared.measures["engine_divergence"], plain.measures["engine_divergence"])
     # The drift check sees the cleared pose, as the pose alone deforms the mesh.
-    alone = recompute_blender(mesh.for_test_poses(), held).positions
+    alone = recompute_blender(mesh, Pose(held)).positions
     expected = np.linalg.norm(alone - mesh.rest, axis=1)
     assert "bind-pose-drift" in [f.code for f in with_cleared.findings]
     np.testing.assert_allclose(with_cleared.measures["bind_drift"], expected, rtol=0, atol=1e-12)
@@ -52,7 +53,7 @@ def test_the_cleared_pose_and_the_stress_poses_each_reach_their_own_check(monkey
 
 def _turned(mesh, degrees_by_bone):
     """Channels turning the named bones about Y (the others at rest)."""
-    channel = np.broadcast_to(np.eye(4), mesh.bones.channel.shape).copy()
+    channel = np.broadcast_to(np.eye(4), (len(mesh.bones.names), 4, 4)).copy()
     for name, degrees in degrees_by_bone.items():
         c, s = np.cos(np.radians(degrees)), np.sin(np.radians(degrees))
         channel[mesh.bones.names.index(name), :3, :3] = [[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]]
@@ -70,14 +71,14 @@ def _mixed_poses(mesh, turns=({"Tip": 20.0}, {"Tip": -35.0})):
 def test_poses_blended_in_batches_are_each_pose_blended_alone(monkeypatch):
     """``recompute_blender_many`` batches the poses that blend every run (two a batch here) and
     blends the others alone: each result equals that pose recomputed by itself."""
-    mesh = _bbone_chain_mesh(600).for_test_poses()
+    mesh = _bbone_chain_mesh(600)
     poses = _mixed_poses(mesh)
     monkeypatch.setattr(armature_modifier, "BATCH_BYTES", 2 * 24 * int(mesh.blend_layout.runs.starts[-1]))
-    together = recompute_blender_many(mesh, poses)
+    together = recompute_blender_many(mesh, from_rest(np.array(poses)))
     assert len(together) == len(poses)
     moved = 0.0
     for channel, result in zip(poses, together, strict=True):
-        alone = recompute_blender(mesh, channel, build_layout=True)
+        alone = recompute_blender(mesh, Pose(channel), build_layout=True)
         np.testing.assert_allclose(result.positions, alone.positions, rtol=0, atol=1e-12)
         moved = max(moved, float(np.abs(alone.positions - mesh.rest).max()))
     assert moved > 0.1
@@ -88,10 +89,10 @@ def test_preserve_volume_keeps_each_poses_own_order_sensitive_vertices():
                                                                                         preserve_volume=True))
     # Root and tip twisted 100 degrees apart, each way: the tip's rotation falls in the other
     # hemisphere of the running sum, where three groups weight a vertex.
-    poses = _mixed_poses(mesh.for_test_poses(), ({"Root": 100.0, "Tip": -100.0}, {"Tip": 20.0}))
-    together = recompute_blender_many(mesh.for_test_poses(), poses)
+    poses = _mixed_poses(mesh, ({"Root": 100.0, "Tip": -100.0}, {"Tip": 20.0}))
+    together = recompute_blender_many(mesh, from_rest(np.array(poses)))
     assert together[1].order_sensitive.any() and not together[3].order_sensitive.any()
     for channel, result in zip(poses, together, strict=True):
-        alone = recompute_blender(mesh.for_test_poses(), channel)
+        alone = recompute_blender(mesh, Pose(channel))
         np.testing.assert_array_equal(result.order_sensitive, alone.order_sensitive)
         np.testing.assert_allclose(result.positions, alone.positions, rtol=0, atol=1e-12)

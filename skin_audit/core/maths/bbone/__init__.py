@@ -33,8 +33,8 @@ The package, by what it models:
   (``spline_parameters``, ``spline_handles``, ``spline_matrices``), over rows of curves;
 - ``mapping``: which segment(s) each vertex follows and its blend;
 - ``deform``: the joints' deform matrices and dual quaternions at a pose, and their sum;
-- ``batched``: the audit's records (``RigBBone``) and their curves at many poses, many
-  B-Bones at once (one vectorised pass per segment count).
+- ``batched``: the audit's records (``RigBBone``, rest data), what a pose adds to one
+  (``BBonePose``), and their curves at many poses, many B-Bones at once (one vectorised pass per segment count).
 
 The functions work on arrays; ``BBoneSpline`` and ``BBoneHandle`` are frozen records of one
 bone's inputs.  The only state is what a record and its spline remember of their own
@@ -44,7 +44,10 @@ curves (``batched``).
 from __future__ import annotations
 
 from .batched import (
+    AT_REST_SHAPE,
+    BBonePose,
     RigBBone,
+    SegmentsRequest,
     rig_pose_segments,
     rig_pose_segments_multi,
 )
@@ -80,7 +83,9 @@ from .spline import (
 )
 
 __all__ = [
+    "AT_REST_SHAPE",
     "BBoneHandle",
+    "BBonePose",
     "BBoneShape",
     "BBoneSpline",
     "CURVED",
@@ -90,6 +95,7 @@ __all__ = [
     "RigBBone",
     "STRAIGHT",
     "SegmentDualQuaternions",
+    "SegmentsRequest",
     "SplineParameters",
     "accumulate_bbone_dual",
     "bbone_deform_matrices",

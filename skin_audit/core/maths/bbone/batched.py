@@ -2,9 +2,11 @@
 """The audit's B-Bones: each armature B-Bone's record, and its joint matrices at many poses of
 the armature, many B-Bones at once (the curves of ``spline`` over rows).
 
-A record remembers its recent posed curves (``RigBBone.posed``) and its spline the
-pose-independent values of its curve (``BBoneSpline.constants``): each held on the data it
-belongs to, so a copy of a record starts with none.
+A record holds the B-Bone's rest data only; what a pose adds beyond the channel matrices (the
+B-Bone's pose properties, and Blender's joints where they were read at that pose) is a
+``BBonePose`` the caller passes.  A record remembers its recent posed curves (``RigBBone.posed``)
+and its spline the pose-independent values of its curve (``BBoneSpline.constants``): each held on
+the data it belongs to, so a copy of a record starts with none.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..affine import affine_inverse
 from .spline import (
     _HANDLE_EPSILON,
     _NONUNIFORM_SCALE,
+    NO_POSE_SHAPE,
     BBoneShape,
     BBoneSpline,
     SplineParameters,
@@ -46,32 +49,53 @@ POSED_MEMO_SIZE = 512
 
 @dataclass(frozen=True)
 class RigBBone:
-    """One B-Bone of an armature as the audit keeps it.
+    """One B-Bone of an armature as the audit keeps it: rest data only.
 
     ``prev_bone`` / ``next_bone`` index the armature's bone arrays (-1: no handle);
-    ``rest_segments`` / ``pose_segments`` (S + 1, 4, 4) are Blender's joint matrices
-    read at the extracted pose; ``channels`` (3, 4, 4) are the channel matrices of the
-    bone, its start and its end handle at that pose (identity where absent), so a pose
-    made in numpy is recognised as the extracted one or recomputed from the handles.
-    ``posed`` remembers recent curves by (bone index, the channels they read): the sweep asks
-    for the same B-Bone at the same pose several times (its LBS and its DQS measures).
+    ``rest_segments`` (S + 1, 4, 4) are Blender's rest joint matrices.
+    ``posed`` remembers recent curves by (bone index, pose properties, the channels they read):
+    the sweep asks for the same B-Bone at the same pose several times (its LBS and its DQS measures).
     """
 
     spline: BBoneSpline
-    pose_shape: BBoneShape
     prev_bone: int
     next_bone: int
     rest_segments: F64
-    pose_segments: F64
-    channels: F64
-    posed: dict[tuple[int, bytes], F64] = field(default_factory=dict, init=False, repr=False, compare=False)
+    posed: dict[tuple[int, BBoneShape, bytes], F64] = field(default_factory=dict, init=False, repr=False,
+                                                            compare=False)
 
 
-def rig_pose_segments(rig_bbone: RigBBone, bone: int, channel: ArrayLike, rest: ArrayLike) -> F64:
+@dataclass(frozen=True, eq=False)
+class BBonePose:
+    """What one B-Bone shows at a pose beyond its channel matrix.
+
+    ``shape``: its pose properties (curve, roll, ease, scale), as the PoseBone holds them.
+    ``joints`` (S + 1, 4, 4): Blender's own posed joints, read at the pose whose channel matrices of
+    the bone, its start and its end handle were ``read_at`` (3, 4, 4) (identity where absent), so
+    that pose is recognised and its joints used as read; None where nothing was read.
+    Compared by identity: poses sharing one ``BBonePose`` share its curves.
+    """
+
+    shape: BBoneShape = NO_POSE_SHAPE
+    joints: F64 | None = None
+    read_at: F64 | None = None
+
+
+#: A B-Bone at a pose with its pose properties at rest and nothing read (every test pose).
+AT_REST_SHAPE = BBonePose()
+
+
+#: One request of ``rig_pose_segments_multi``: a record, its bone index, (P_i,) indices into the
+#: poses, and what those poses add beyond their channels (None: pose properties at rest).
+SegmentsRequest = tuple[RigBBone, int, ArrayLike, BBonePose | None]
+
+
+def rig_pose_segments(rig_bbone: RigBBone, bone: int, channel: ArrayLike, rest: ArrayLike,
+                      at: BBonePose | None = None) -> F64:
     """(S + 1, 4, 4) joint matrices of a rig's B-Bone at the armature pose ``channel``.
 
-    Blender's own (read) matrices at the extracted pose; otherwise the curve recomputed
-    from the handles in numpy (the B-Bone's animated properties kept as read):
+    Blender's own matrices where ``at`` holds them read at this pose; otherwise the curve computed
+    from the handles in numpy with ``at``'s pose properties (rest ones for None):
     ``rig_pose_segments_multi`` at one pose.
 
     Parameters
@@ -79,36 +103,40 @@ def rig_pose_segments(rig_bbone: RigBBone, bone: int, channel: ArrayLike, rest: 
     rig_bbone : the B-Bone's record; ``bone`` its index in the armature's arrays
     channel : (J, 4, 4) float64 every bone's channel matrix at the pose
     rest : (J, 4, 4) float64 every bone's ``matrix_local``
+    at : the B-Bone at that pose beyond its channel (pose properties, joints read)
     """
     chan = np.asarray(channel, dtype=np.float64)
-    out: F64 = rig_pose_segments_multi([(rig_bbone, bone, np.zeros(1, dtype=np.intp))], chan[None], rest)[0][0]
+    out: F64 = rig_pose_segments_multi([(rig_bbone, bone, np.zeros(1, dtype=np.intp), at)], chan[None], rest)[0][0]
     return out
 
 
-def _one_pose_segments(rig_bbone: RigBBone, bone: int, chan: F64, rst: F64) -> F64:
+def _one_pose_segments(rig_bbone: RigBBone, bone: int, chan: F64, rst: F64, shape: BBoneShape) -> F64:
     """The general curve (``spline_matrices``) at one armature pose: scaled poses, handle scale."""
     def pose(k: int) -> F64 | None:
         return None if k < 0 else chan[k] @ rst[k]
 
     spline = posed_spline(rig_bbone.spline, pose(rig_bbone.prev_bone), pose(rig_bbone.next_bone))
-    return spline_matrices(spline_parameters(spline, rest=False, pose=chan[bone] @ rst[bone],
-                                             pose_shape=rig_bbone.pose_shape))
+    return spline_matrices(spline_parameters(spline, rest=False, pose=chan[bone] @ rst[bone], pose_shape=shape))
 
 
-def rig_pose_segments_multi(requests: Sequence[tuple[RigBBone, int, ArrayLike]], channels: ArrayLike,
-                            rest: ArrayLike) -> list[F64]:
+def _shape(at: BBonePose | None) -> BBoneShape:
+    return NO_POSE_SHAPE if at is None else at.shape
+
+
+def rig_pose_segments_multi(requests: Sequence[SegmentsRequest], channels: ArrayLike, rest: ArrayLike) -> list[F64]:
     """``rig_pose_segments`` of several B-Bones, each at its own poses, the curves computed together.
 
-    Each B-Bone's poses are looked up in its memo; poses with non-uniform scale, or a B-Bone whose
-    handles read their scale, go one at a time through the general curve; the rest of every
-    B-Bone go through one vectorised pass per segment count: the same operations on each
-    (B-Bone, pose) row, so a B-Bone's bits do not depend on which others share its pass (a rig
-    has dozens of B-Bones, and each pass is mostly numpy's per-call cost on tiny arrays).  The
+    Each B-Bone's poses are looked up in what was read and in its memo; poses with non-uniform
+    scale, or a B-Bone whose handles read their scale, go one at a time through the general curve;
+    the rest of every B-Bone go through one vectorised pass per segment count: the same operations
+    on each (B-Bone, pose) row, so a B-Bone's bits do not depend on which others share its pass (a
+    rig has dozens of B-Bones, and each pass is mostly numpy's per-call cost on tiny arrays).  The
     memos are read for every request before they are written.
 
     Parameters
     ----------
-    requests : (record, its bone index, (P_i,) int indices into ``channels``) per B-Bone
+    requests : (record, its bone index, (P_i,) int indices into ``channels``, its ``BBonePose`` at
+        those poses or None) per B-Bone
     channels : (P, J, 4, 4) float64 every bone's channel matrix at each pose
     rest : (J, 4, 4) float64 every bone's ``matrix_local``
 
@@ -120,11 +148,12 @@ def rig_pose_segments_multi(requests: Sequence[tuple[RigBBone, int, ArrayLike]],
     rst = np.asarray(rest, dtype=np.float64)
     # A B-Bone asked twice is asked again after the first pass, as one call per request would
     # (the memo then answers its poses already computed).
-    seen: set[tuple[int, int]] = set()
+    seen: set[tuple[int, int, BBoneShape]] = set()
     first = []
-    for r, (rig_bbone, bone, _) in enumerate(requests):
-        if (id(rig_bbone), bone) not in seen:
-            seen.add((id(rig_bbone), bone))
+    for r, (rig_bbone, bone, _, at_pose) in enumerate(requests):
+        key = (id(rig_bbone), bone, _shape(at_pose))
+        if key not in seen:
+            seen.add(key)
             first.append(r)
     if len(first) < len(requests):
         again = [r for r in range(len(requests)) if r not in set(first)]
@@ -134,13 +163,14 @@ def rig_pose_segments_multi(requests: Sequence[tuple[RigBBone, int, ArrayLike]],
     outs: list[F64] = []
     # Rows still to compute, per request: (request, pose indices into chan, rows of its output).
     batched: list[tuple[int, NDArray[np.intp], NDArray[np.intp]]] = []
-    for r, (rig_bbone, bone, poses) in enumerate(requests):
+    for r, (rig_bbone, bone, poses, at_pose) in enumerate(requests):
+        shape = _shape(at_pose)
         pose_ids = np.asarray(poses, dtype=np.intp).reshape(-1)
         out = np.empty((len(pose_ids), *rig_bbone.rest_segments.shape))
         outs.append(out)
         todo = []
         for i, p in enumerate(pose_ids.tolist()):
-            hit = _memo_lookup(rig_bbone, bone, chan[p])
+            hit = _memo_lookup(rig_bbone, bone, chan[p], at_pose)
             if hit is None:
                 todo.append(i)
             else:
@@ -153,20 +183,21 @@ def rig_pose_segments_multi(requests: Sequence[tuple[RigBBone, int, ArrayLike]],
         size = _norm(pose_mats[:, :3, :3], 1)
         scaled = ((np.abs(size[:, 0] - size[:, 1]) > _NONUNIFORM_SCALE)
                   | (np.abs(size[:, 1] - size[:, 2]) > _NONUNIFORM_SCALE))
-        if scaled.any() or curve_constants(rig_bbone).handle_scale:
+        if scaled.any() or curve_constants(rig_bbone, shape).handle_scale:
             for i, p in zip(todo, at.tolist(), strict=True):
-                out[i] = _one_pose_segments(rig_bbone, bone, chan[p], rst)
-                _memo_store(rig_bbone, bone, chan[p], out[i].copy())
+                out[i] = _one_pose_segments(rig_bbone, bone, chan[p], rst, shape)
+                _memo_store(rig_bbone, bone, chan[p], shape, out[i].copy())
             continue
         batched.append((r, at, rows))
     # One pass per segment count (a B-Bone whose unit pose is scaled, never seen, alone).
-    groups: dict[tuple[int, int], list[tuple[int, NDArray[np.intp], NDArray[np.intp]]]] = {}
+    groups: dict[tuple[int, object], list[tuple[int, NDArray[np.intp], NDArray[np.intp]]]] = {}
     for item in batched:
-        rb = requests[item[0]][0]
-        c = curve_constants(rb)
-        groups.setdefault((c.params.segments, id(rb) if c.params.do_scale else -1), []).append(item)
+        rb, _, _, at_pose = requests[item[0]]
+        c = curve_constants(rb, _shape(at_pose))
+        groups.setdefault((c.params.segments, (id(rb), _shape(at_pose)) if c.params.do_scale else -1),
+                          []).append(item)
     for group in groups.values():
-        consts = [curve_constants(requests[r][0]) for r, _, _ in group]
+        consts = [curve_constants(requests[r][0], _shape(requests[r][3])) for r, _, _ in group]
         counts = [len(at) for _, at, _ in group]
         at = np.concatenate([at for _, at, _ in group])
         bones = np.repeat([requests[r][1] for r, _, _ in group], counts)
@@ -177,33 +208,34 @@ def rig_pose_segments_multi(requests: Sequence[tuple[RigBBone, int, ArrayLike]],
                                         chan[at, nexts] @ rst[nexts])
         start = 0
         for (r, at_r, rows), n in zip(group, counts, strict=True):
-            rig_bbone, bone, _ = requests[r]
+            rig_bbone, bone, _, at_pose = requests[r]
             part = joints[start:start + n]
             start += n
             outs[r][rows] = part
             for i, p in enumerate(at_r.tolist()):
-                _memo_store(rig_bbone, bone, chan[p], part[i].copy())
+                _memo_store(rig_bbone, bone, chan[p], _shape(at_pose), part[i].copy())
     return outs
 
 
-def _memo_key(rig_bbone: RigBBone, bone: int, chan: F64) -> tuple[int, bytes]:
+def _memo_key(rig_bbone: RigBBone, bone: int, chan: F64, shape: BBoneShape) -> tuple[int, BBoneShape, bytes]:
     used = [k for k in (bone, rig_bbone.prev_bone, rig_bbone.next_bone) if k >= 0]
-    return (bone, b"".join(chan[k].tobytes() for k in used))
+    return (bone, shape, b"".join(chan[k].tobytes() for k in used))
 
 
-def _memo_lookup(rig_bbone: RigBBone, bone: int, chan: F64) -> F64 | None:
-    """The read joints at the extracted pose, or a remembered curve, or None."""
-    used = [(slot, k) for slot, k in enumerate((bone, rig_bbone.prev_bone, rig_bbone.next_bone)) if k >= 0]
-    if all(np.array_equal(chan[k], rig_bbone.channels[slot]) for slot, k in used):
-        return rig_bbone.pose_segments
-    return rig_bbone.posed.get(_memo_key(rig_bbone, bone, chan))
+def _memo_lookup(rig_bbone: RigBBone, bone: int, chan: F64, at_pose: BBonePose | None) -> F64 | None:
+    """The joints read at this pose, or a remembered curve, or None."""
+    if at_pose is not None and at_pose.joints is not None and at_pose.read_at is not None:
+        used = [(slot, k) for slot, k in enumerate((bone, rig_bbone.prev_bone, rig_bbone.next_bone)) if k >= 0]
+        if all(np.array_equal(chan[k], at_pose.read_at[slot]) for slot, k in used):
+            return at_pose.joints
+    return rig_bbone.posed.get(_memo_key(rig_bbone, bone, chan, _shape(at_pose)))
 
 
-def _memo_store(rig_bbone: RigBBone, bone: int, chan: F64, joints: F64) -> None:
+def _memo_store(rig_bbone: RigBBone, bone: int, chan: F64, shape: BBoneShape, joints: F64) -> None:
     joints.flags.writeable = False  # shared through the memo
     if len(rig_bbone.posed) >= POSED_MEMO_SIZE:
         rig_bbone.posed.clear()
-    rig_bbone.posed[_memo_key(rig_bbone, bone, chan)] = joints
+    rig_bbone.posed[_memo_key(rig_bbone, bone, chan, shape)] = joints
 
 
 def _rows_apply(m: F64, p: F64) -> F64:
@@ -227,16 +259,16 @@ class _CurveConstants:
     sz: F64  # (S + 1,)
 
 
-def curve_constants(rig_bbone: RigBBone) -> _CurveConstants:
-    """The B-Bone's pose-independent curve values, computed once per spline and pose shape (the
-    test-pose copies of a mesh's records share their splines) and kept on the spline."""
+def curve_constants(rig_bbone: RigBBone, shape: BBoneShape = NO_POSE_SHAPE) -> _CurveConstants:
+    """The B-Bone's pose-independent curve values with the pose properties ``shape``, computed once
+    per spline and shape and kept on the spline."""
     bone = rig_bbone.spline
-    key = (rig_bbone.pose_shape, rig_bbone.prev_bone >= 0, rig_bbone.next_bone >= 0)
+    key = (shape, rig_bbone.prev_bone >= 0, rig_bbone.next_bone >= 0)
     hit: _CurveConstants | None = bone.constants.get(key)
     if hit is not None:
         return hit
     length = float(bone.length)
-    params = spline_parameters(bone, rest=False, pose=bone.rest, pose_shape=rig_bbone.pose_shape)
+    params = spline_parameters(bone, rest=False, pose=bone.rest, pose_shape=shape)
     prev = nxt = None
     if bone.prev is not None and rig_bbone.prev_bone >= 0:
         p_arm_head, _ = _head_tail(_matrix(bone.prev.rest, "prev.rest"), bone.prev.length)
