@@ -446,24 +446,25 @@ def main(argv: list[str] | None = None) -> int:
         mesh = plain(mesh)
     poses = other_poses(mesh, args.repeat)
     warm = dataclasses.replace(mesh)
-    recompute_blender(warm, build_layout=True)
+    recompute_blender(warm, warm.read_pose, build_layout=True)
     # numpy: one pose on a fresh copy each run (nothing cached: the dense product where the mesh
     # allows), a first pose building the blend layout, then other poses with the layout kept.
     runs: dict[str, Callable[[int], F64]] = {
         "numpy recompute_blender, one pose (nothing cached)":
-            lambda r: recompute_blender(dataclasses.replace(mesh)).positions,
+            lambda r: recompute_blender(dataclasses.replace(mesh), mesh.read_pose).positions,
         "numpy recompute_blender, first pose building the layout":
-            lambda r: recompute_blender(dataclasses.replace(mesh), build_layout=True).positions,
-        "numpy recompute_blender, another pose (tables kept)": lambda r: recompute_blender(warm, poses[r]).positions,
+            lambda r: recompute_blender(dataclasses.replace(mesh), mesh.read_pose, build_layout=True).positions,
+        "numpy recompute_blender, another pose (tables kept)":
+            lambda r: recompute_blender(warm, warm.read_pose.at(poses[r])).positions,
     }
     if full is not mesh:
         warm_full = dataclasses.replace(full)
-        recompute_blender(warm_full, build_layout=True)
+        recompute_blender(warm_full, warm_full.read_pose, build_layout=True)
         runs.update({
             "numpy with B-Bones, first pose (reference)":
-                lambda r: recompute_blender(dataclasses.replace(full)).positions,
+                lambda r: recompute_blender(dataclasses.replace(full), full.read_pose).positions,
             "numpy with B-Bones, another pose (reference)":
-                lambda r: recompute_blender(warm_full, poses[r]).positions,
+                lambda r: recompute_blender(warm_full, warm_full.read_pose.at(poses[r])).positions,
         })
 
     size = mesh.size()
@@ -514,12 +515,12 @@ def _c_runs(name: str, lib: ctypes.CDLL, mesh: SkinnedMesh, poses: list[F64], sl
             ) -> tuple[SlotTable, dict[str, Callable[[int], F64]]]:
     """The kernel's first pose and other poses (``poses[run]``) as timed runs; the table the latter read
     (built once here, untimed: the first-pose run builds its own each time)."""
-    _, table = c_first_pose(lib, mesh, mesh.bones.channel, slots=slots)
+    _, table = c_first_pose(lib, mesh, mesh.read_pose.channel, slots=slots)
     assert table is not None
     kept = table
     return table, {
         f"{name}, first pose (dense weights, table built)":
-            lambda r: c_first_pose(lib, mesh, mesh.bones.channel, slots=slots)[0],
+            lambda r: c_first_pose(lib, mesh, mesh.read_pose.channel, slots=slots)[0],
         f"{name}, another pose (table kept)": lambda r: c_another_pose(lib, mesh, kept, poses[r]),
     }
 
@@ -530,7 +531,7 @@ def _breakdown(name: str, lib: ctypes.CDLL, mesh: SkinnedMesh, table: SlotTable,
     g, v = weights.shape
     bones = np.ascontiguousarray(mesh.deform_groups(), dtype=np.int32)
     deform_bytes = int(np.count_nonzero(bones >= 0)) * v * 4
-    disp = displacements(mesh, mesh.bones.channel)
+    disp = displacements(mesh, mesh.read_pose.channel)
     out = np.empty((v, 3))
     mask = _mask(mesh)
     t_scan, _ = median_time(lambda: lib.scan_dense(_ptr(weights, np.float32), g, v, _ptr(bones, np.int32)), repeat)
@@ -545,10 +546,10 @@ def _breakdown(name: str, lib: ctypes.CDLL, mesh: SkinnedMesh, table: SlotTable,
 
     t_blend, _ = median_time(lambda: dense(False), repeat)
     t_table, _ = median_time(lambda: dense(True), repeat)
-    t_fresh, _ = median_time(lambda: c_first_pose(lib, mesh, mesh.bones.channel, slots=table.slots), repeat)
-    t_again, _ = median_time(lambda: c_another_pose(lib, mesh, table, mesh.bones.channel, out), repeat)
-    t_again_fresh, _ = median_time(lambda: c_another_pose(lib, mesh, table, mesh.bones.channel), repeat)
-    t_disp, _ = median_time(lambda: displacements(mesh, mesh.bones.channel), repeat)
+    t_fresh, _ = median_time(lambda: c_first_pose(lib, mesh, mesh.read_pose.channel, slots=table.slots), repeat)
+    t_again, _ = median_time(lambda: c_another_pose(lib, mesh, table, mesh.read_pose.channel, out), repeat)
+    t_again_fresh, _ = median_time(lambda: c_another_pose(lib, mesh, table, mesh.read_pose.channel), repeat)
+    t_disp, _ = median_time(lambda: displacements(mesh, mesh.read_pose.channel), repeat)
     io = 2 * v * 3 * 8  # rest read, out written
     table_bytes = table.bone.nbytes + table.weight.nbytes + table.scale.nbytes + table.count.nbytes
     return [
