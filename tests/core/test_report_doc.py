@@ -12,7 +12,7 @@ from skin_audit.core.audit.finite import NON_FINITE_RESULT
 from skin_audit.core.audit.mesh_audit import RULE_CODES
 from skin_audit.core.audit.report import REPORT_VERSION
 from skin_audit.core.audit.shape_checks import SHAPE_CODES
-from skin_audit.core.audit.surface import SURFACE_CODES
+from skin_audit.core.audit.surface_verdicts import SURFACE_CODES
 from skin_audit.core.audit.weight_smoothness import SMOOTHNESS_CODES
 from skin_audit.core.codes import CODES, FIXABLE, codes_of
 from skin_audit.core.engines import babylon

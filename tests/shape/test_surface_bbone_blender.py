@@ -36,7 +36,8 @@ def own_measures(rest, posed):
 def test_bbone_triangles_are_measured_as_blender_deforms_them(bpy):
     from skin_audit.blender.read.extract import extract
     from skin_audit.core.audit.pose_sweep import sweep_poses
-    from skin_audit.core.audit.surface import measure_surface, surface_at
+    from skin_audit.core.audit.surface import measure_surface
+    from tests.factories.surface_reference import surface_at
 
     arm, tube = build_rig(bpy, segments=(4, 4, 4))
     evaluate(bpy, tube)

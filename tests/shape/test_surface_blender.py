@@ -74,7 +74,7 @@ def test_measures_agree_with_blenders_evaluated_mesh(bpy, kind, axis, degrees):
     arithmetic on the positions Blender's Armature modifier gives with the hand posed so."""
     from skin_audit.blender.read.extract import extract
     from skin_audit.core.audit.pose_sweep import SweepPose, pose_channel
-    from skin_audit.core.audit.surface import surface_at
+    from tests.factories.surface_reference import surface_at
 
     obj, arm = build(bpy, kind)
     mesh = extract(obj, obj.modifiers["Armature"], bpy.context.evaluated_depsgraph_get())

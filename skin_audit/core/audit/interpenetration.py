@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,6 +37,7 @@ from ..findings import Finding
 from ..maths import bbone as bb
 from ..maths.affine import affine_inverse, largest_side, rotation
 from ..maths.tri_intersect import candidate_pairs, triangles_intersect
+from .judged import Judged
 from .pose_sweep import KIND, SweepPose
 from .skinned_mesh import Bones, SkinnedMesh
 from .stress_poses import turned_channels
@@ -375,19 +375,11 @@ def _contacts_at(char: _Character, tris: IntP, corners: F64, side: NDArray[np.in
     return out
 
 
-@dataclass
-class ContactResult:
-    #: Findings about one mesh (self-intersection), by mesh index.
-    per_mesh: dict[int, list[Finding]] = field(default_factory=dict)
-    #: Findings about two meshes (mesh-intersection), for the rig's entry.
-    rig: list[Finding] = field(default_factory=list)
-    metrics: dict[str, Any] = field(default_factory=dict)
-
-
 def interpenetration(meshes: Sequence[SkinnedMesh], degrees: float,
                      visible: float = tolerances.CONTACT_REACH_RADII,
-                     apart: float = tolerances.CONTACT_APART_SHARE) -> ContactResult:
-    """New self- and mesh-intersections of ``meshes`` (one armature) at the contact poses.
+                     apart: float = tolerances.CONTACT_APART_SHARE) -> Judged:
+    """New self- and mesh-intersections of ``meshes`` (one armature) at the contact poses: a mesh
+    through itself is its part's finding (``parts``), two meshes through each other the rig's.
 
     A mesh through itself is a WARNING where the new contact reaches ``visible`` radii from the
     joint or farther at the rig's own limit; two meshes through each other where, at the rig's own
@@ -396,7 +388,7 @@ def interpenetration(meshes: Sequence[SkinnedMesh], degrees: float,
     turn by the moderate angle about an axis the rig does not limit is a pose it may never take
     (measured on real characters built of parts: an arm swung 90 degrees into the leg).
     """
-    result = ContactResult()
+    result = Judged()
     triangles = sum(len(m.triangles) for m in meshes)
     result.metrics["contact_poses"] = 0
     result.metrics["contact_triangles"] = triangles
@@ -448,7 +440,7 @@ def interpenetration(meshes: Sequence[SkinnedMesh], degrees: float,
                    "carried_by": carried}
         if ma == mb:
             mine = vertices[(vertices >= char.starts[ma]) & (vertices < char.starts[ma + 1])] - char.starts[ma]
-            result.per_mesh.setdefault(ma, []).append(Finding(
+            result.part(ma).findings.append(Finding(
                 "self-intersection", "WARNING" if warn else "INFO",
                 f"at '{label}' ({where}) the mesh passes through itself where it does not at rest: "
                 f"{c.pairs} triangle pairs, {size_text}, faces carried by {', '.join(carried)}",
@@ -463,7 +455,7 @@ def interpenetration(meshes: Sequence[SkinnedMesh], degrees: float,
                 c.pairs, (), (names[c.pose.bone], *[b for b in carried if b != names[c.pose.bone]]),
                 details={**details, "meshes": list(objects)}))
     if pairs:
-        result.rig.append(_one_finding(pairs))
+        result.findings.append(_one_finding(pairs))
     return result
 
 

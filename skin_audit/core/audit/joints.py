@@ -21,14 +21,14 @@ A joint here is a deform bone that continues from its deform parent's tail (its 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import tolerances
 from ..findings import Finding
+from .judged import Judged
 from .skinned_mesh import Bones, SkinnedMesh
 
 F64 = NDArray[np.float64]
@@ -103,12 +103,6 @@ def winding_number(point: F64, corners: F64) -> float:
     return float(2.0 * np.arctan2(num, den).sum() / (4.0 * np.pi))
 
 
-@dataclass
-class JointResult:
-    findings: list[Finding] = field(default_factory=list)
-    metrics: dict[str, Any] = field(default_factory=dict)
-
-
 def _columns(meshes: Sequence[SkinnedMesh]) -> tuple[F64, dict[int, tuple[IntP, F64]], IntP]:
     """Armature-space rest points of every mesh, each bone's (vertices, weights) over them and
     every mesh's triangles into them."""
@@ -124,9 +118,9 @@ def _columns(meshes: Sequence[SkinnedMesh]) -> tuple[F64, dict[int, tuple[IntP, 
             np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.intp))
 
 
-def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> JointResult:
+def joint_placement(meshes: Sequence[SkinnedMesh], deform_parent: IntP) -> Judged:
     """``joint-off-transition`` and ``joint-outside-mesh`` over a character's meshes."""
-    out = JointResult()
+    out = Judged()
     if not meshes:
         return out
     bones = meshes[0].bones
@@ -262,9 +256,9 @@ def transport(v: F64, a: F64, b: F64) -> F64:
     return out
 
 
-def chain_rolls(bones: Bones, deform_parent: IntP) -> JointResult:
+def chain_rolls(bones: Bones, deform_parent: IntP) -> Judged:
     """``chain-roll-inconsistent``: each joint's roll against its parent, and the rig's bend axis."""
-    out = JointResult()
+    out = Judged()
     names = bones.names
     rows = []
     axes: dict[str, int] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -16,12 +16,14 @@ from .. import tolerances
 from ..codes import codes_of
 from ..engines.divergence import divergence as engine_divergence
 from ..engines.divergence import divergence_by_pose, divergence_finding
+from ..engines.targets import Target
 from ..findings import Finding, Severity
 from ..maths.affine import distances
 from ..maths.parallel import Beside
 from .armature_modifier import Recomputed, recompute_blender, recompute_blender_many
 from .drift_causes import UNEXPLAINED, rest_drift_causes
 from .engine_target import (
+    PreparedTarget,
     audit_target,
     engine_offsets,
     explain_non_deform,
@@ -30,9 +32,10 @@ from .engine_target import (
     target_positions,
     world_scale,
 )
+from .judged import Judged
 from .options import GLTF_TOLERANCE_PER_WEIGHT, AuditOptions
 from .pose import from_rest
-from .pose_sweep import SweepPose, SweepResult, run_sweep
+from .pose_sweep import SweepPose, run_sweep
 from .report import MeshAudit
 from .rig_audit import MissingModifier, RigAudit, RigidPart, audit_rig
 from .shape_checks import SpotChecker, SpotSample, shape_checks
@@ -212,18 +215,22 @@ def audit_character(armature: str, meshes: Sequence[SkinnedMesh], options: Audit
     """One armature over every mesh it deforms: the rig's entry (reported once) and one entry
     per mesh holding what belongs to that mesh (weight asymmetry and stray weights judged over
     all of them).  ``missing``: meshes tied to the armature that nothing deforms; ``rigid``: meshes
-    parented to its bones."""
-    # The rig's checks (symmetry, stray weights: numpy only) run beside the meshes' own numpy work;
-    # they are finished before Blender is first called back (spot checks), so no thread of ours
-    # runs while Blender evaluates.
-    rig_audit = Beside(lambda: audit_rig(armature, meshes, options, missing, rigid))
+    parented to its bones.
+
+    The audit's one orchestrator, and the only owner of threads beside the caller's: the rig's
+    families (``audit_rig``, numpy only) run beside the meshes' own, and each mesh's pose sweep
+    beside the rest of that mesh's families (``_audit_mesh``).  Both are finished before Blender is
+    first called back (the spot checks) and on every error, so no thread of ours runs while
+    Blender evaluates.
+    """
+    rig_side = Beside(audit_rig, armature, meshes, options, missing, rigid)
     try:
-        checkers = [None if c is None else _after(rig_audit, c)
+        checkers = [None if c is None else _after(rig_side, c)
                     for c in (spot_checkers if spot_checkers is not None else [None] * len(meshes))]
-        audits = [_audit_one_mesh(m, options, c) for m, c in zip(meshes, checkers, strict=True)]
-        rig, parts = rig_audit()
+        audits = [_audit_mesh(m, options, c) for m, c in zip(meshes, checkers, strict=True)]
+        rig, parts = rig_side()
     finally:
-        rig_audit.wait()  # on an error too: the caller may call Blender next
+        rig_side.wait()  # on an error too: the caller may call Blender next
     return rig, tuple(
         replace(a, findings=a.findings + tuple(p.findings), metrics={**a.metrics, **p.metrics},
                 measures={**a.measures, **p.measures})
@@ -240,50 +247,67 @@ def _after(first: Callable[[], object], checker: SpotChecker) -> SpotChecker:
     return check
 
 
-def _audit_one_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChecker | None) -> MeshAudit:
-    """The checks that belong to one mesh and its modifier."""
-    # The pose sweep (numpy only, the longest check) runs beside the rest; joined before the
+def _audit_mesh(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChecker | None) -> MeshAudit:
+    """Every family that belongs to one mesh and its modifier, in the report's order."""
+    # The pose sweep (numpy only, the longest family) runs beside the rest; joined before the
     # spot checks call Blender back.
-    sweep = Beside(lambda: run_sweep(mesh, options.sweep_degrees)) if options.shape_checks else None
+    sweep = Beside(run_sweep, mesh, options.sweep_degrees) if options.shape_checks else None
     try:
-        return _mesh_checks(mesh, options, spot_checker, sweep)
+        rec = recompute_blender(mesh, mesh.read_pose, build_layout=True)  # the audit blends many poses
+        judged = judge_weights(mesh, options, rec)
+        judged.add(Judged.of(modifier_findings(mesh)))
+        skip = _unsupported_vertices(mesh, rec)
+        judged.add(judge_recomputation(mesh, rec, skip))
+        target = audit_target(options)
+        prepared = prepare_target(mesh, target)  # the exporter and weight rules once, for every pose
+        poses = blend_test_poses(mesh, options, prepared)
+        judged.add(judge_drift(mesh, options, poses, skip))
+        judged.add(judge_engines(mesh, options, rec, poses, target, prepared))
+        # What the target draws decides whether unnormalised sums matter (the weights family's).
+        size = mesh.size()
+        judged.findings = judge_unnormalised(
+            judged.findings, target, judged.measures["engine_divergence"], size,
+            options.divergence_relative * max(size, 1.0), world_scale(mesh), True)
+        # Extreme poses (symmetry and stray weights are judged over the character: rig_audit).
+        if sweep is not None:
+            judged.add(shape_checks(mesh, options, spot_checker, skip, sweep()))
     finally:
         if sweep is not None:
             sweep.wait()  # on an error too: the caller may call Blender next
+    return MeshAudit(mesh.object, mesh.armature_object, mesh.vertex_count, judged.metrics, tuple(judged.findings),
+                     judged.measures)
 
 
-def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChecker | None,
-                 sweep: Beside[SweepResult] | None) -> MeshAudit:
-    """``_audit_one_mesh`` with its sweep started."""
-    size = mesh.size()
-    rec = recompute_blender(mesh, mesh.read_pose, build_layout=True)  # the audit blends many poses
+def judge_weights(mesh: SkinnedMesh, options: AuditOptions, rec: Recomputed) -> Judged:
+    """The weight and group rules, and the weight measures (sums, influences per vertex)."""
     deform_sum, influences = rec.contrib, rec.influences
-    findings = weight_findings(mesh, options, deform_sum, influences)
-    findings += modifier_findings(mesh)
-    measures: dict[str, F64] = {"weight_sum": deform_sum, "influences": influences.astype(np.float64)}
-    metrics: dict[str, float | int | None] = {
-        "max_influences": int(influences.max()) if influences.size else 0,
-        "unweighted_vertices": int((deform_sum <= tolerances.BLENDER_MIN_CONTRIB).sum()),
-        "max_weight_sum_error": float(
-            np.abs(deform_sum - 1.0)[deform_sum > tolerances.BLENDER_MIN_CONTRIB].max(initial=0.0)),
-        "size": size,
-    }
+    return Judged(
+        weight_findings(mesh, options, deform_sum, influences),
+        {"max_influences": int(influences.max()) if influences.size else 0,
+         "unweighted_vertices": int((deform_sum <= tolerances.BLENDER_MIN_CONTRIB).sum()),
+         "max_weight_sum_error": float(
+             np.abs(deform_sum - 1.0)[deform_sum > tolerances.BLENDER_MIN_CONTRIB].max(initial=0.0)),
+         "size": mesh.size()},
+        {"weight_sum": deform_sum, "influences": influences.astype(np.float64)})
 
-    # 1. Independent recomputation against Blender's evaluated mesh.
-    skip = _unsupported_vertices(mesh, rec)
-    metrics["max_numpy_vs_blender"] = None
+
+def judge_recomputation(mesh: SkinnedMesh, rec: Recomputed, skip: NDArray[np.bool_]) -> Judged:
+    """The independent recomputation ``rec`` at the read pose against Blender's evaluated mesh
+    (``skip``: vertices it does not reproduce)."""
+    out = Judged(metrics={"max_numpy_vs_blender": None})
+    deform_sum = rec.contrib
     if mesh.blender is not None:
         diff = distances(rec.positions, mesh.blender)
         diff[skip] = 0.0
-        measures["numpy_vs_blender"] = diff
-        metrics["max_numpy_vs_blender"] = float(diff.max(initial=0.0))
-        metrics["vertices_compared"] = int((~skip).sum())
+        out.measures["numpy_vs_blender"] = diff
+        out.metrics["max_numpy_vs_blender"] = float(diff.max(initial=0.0))
+        out.metrics["vertices_compared"] = int((~skip).sum())
         # Blender works in float32; tiny weight sums amplify its rounding (near the 1e-4 rule).
         tol = np.where(deform_sum < tolerances.TINY_SUM, tolerances.TINY_SUM_MATCH_RELATIVE,
-                       tolerances.SKINNING_MATCH_RELATIVE) * max(size, 1.0)
+                       tolerances.SKINNING_MATCH_RELATIVE) * max(mesh.size(), 1.0)
         bad = diff > tol
         if bad.any():
-            findings.append(_finding(
+            out.findings.append(_finding(
                 "skinning-mismatch", "ERROR",
                 f"{int(bad.sum())} vertices deform differently from the independent recomputation "
                 f"(worst: {_worst(diff, bad)}): " + (
@@ -292,25 +316,43 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
                     if mesh.parent_deforms else "something beyond vertex groups and bones moves them"),
                 bad, max_difference=float(diff.max())))
     if rec.order_sensitive.any():
-        findings.append(_finding(
+        out.findings.append(_finding(
             "dqs-order-sensitive", "INFO",
             f"{int(rec.order_sensitive.sum())} vertices blend 3+ bones with opposed rotations under Preserve "
             "Volume; Blender's result depends on weight storage order, so they are not compared",
             rec.order_sensitive))
+    return out
 
-    # The test poses blended Blender's way, together (the B-Bone curves of every pose in one pass):
-    # the cleared pose (step 2) and the stress poses where the target needs both blends (step 3).
-    target = audit_target(options)
-    per_pose: dict[str, F64] = {}
+
+@dataclass(frozen=True)
+class TestPoseBlends:
+    """The test poses blended Blender's way, together (the B-Bone curves of every pose in one pass):
+    the cleared pose (the drift family's) and the stress poses where the target needs both blends
+    (the engine family's)."""
+
+    #: Per pose name: the target's offsets from Blender, where one blend of the weight differences serves.
+    offsets: dict[str, F64]
+    #: Poses (name, channel; None for the read pose) the target draws apart from Blender's blend.
+    both: list[tuple[str, F64 | None]]
+    #: Blender's blend at each pose of ``both`` but the read one, in order.
+    blended: list[Recomputed]
+    #: Blender's blend at the cleared pose (None: not measured, or nothing it could move), and the
+    #: rows it can move (weighted to a bone the cleared pose leaves away from rest).
+    cleared: Recomputed | None
+    cleared_rows: NDArray[np.intp]
+
+
+def blend_test_poses(mesh: SkinnedMesh, options: AuditOptions, prepared: PreparedTarget) -> TestPoseBlends:
+    """Blender's blend at the cleared pose and the stress poses the target needs it at."""
+    offsets: dict[str, F64] = {}
     poses = [("current", None)] + [(p.name, p.channel) for p in
                                    standard_poses(mesh.bones, options.test_pose_degrees)]
-    prepared = prepare_target(mesh, target)  # the exporter and weight rules once, for every pose
     both: list[tuple[str, F64 | None]] = []
     for name, channel in poses:
         # One blend of the weight differences where the target uses Blender's pairs; else both blends.
-        offsets = engine_offsets(mesh, mesh.read_pose.channel if channel is None else channel, prepared)
-        if offsets is not None:
-            per_pose[name] = offsets
+        found = engine_offsets(mesh, mesh.read_pose.channel if channel is None else channel, prepared)
+        if found is not None:
+            offsets[name] = found
         else:
             both.append((name, channel))
     cleared_rows = np.zeros(0, dtype=np.intp)
@@ -320,12 +362,16 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
         not_identity = np.any(mesh.cleared_channel != np.eye(4), axis=(1, 2))
         cleared_rows = np.flatnonzero((not_identity[table.bones] & (table.weights != 0)).any(axis=1))
     cleared_pose = [mesh.cleared_channel] if mesh.cleared_channel is not None and cleared_rows.size else []
-    with_cleared = bool(cleared_pose)
     # Test poses start from rest, B-Bone pose properties included.
     blended = recompute_blender_many(mesh, from_rest(np.array(cleared_pose + [c for _, c in both if c is not None])))
-    blends = iter(blended[1:] if with_cleared else blended)
+    cleared = blended[0] if cleared_pose else None
+    return TestPoseBlends(offsets, both, blended[1:] if cleared_pose else blended, cleared, cleared_rows)
 
-    # 2. Bind-pose drift: at rest the mesh must not move; cleared channels must sit at rest.
+
+def judge_drift(mesh: SkinnedMesh, options: AuditOptions, poses: TestPoseBlends, skip: NDArray[np.bool_]) -> Judged:
+    """Bind-pose drift: at rest the mesh must not move; cleared channels must sit at rest."""
+    out = Judged()
+    size = mesh.size()
     drift = np.zeros(mesh.vertex_count)
     drift_tol = options.drift_relative * max(size, 1.0)
     if mesh.blender_at_rest is not None and mesh.modelled is not None and \
@@ -337,7 +383,7 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
             # Only shape keys that drivers or F-curves set move them: a corrective key at work as
             # the pose drives it, not the bind pose (the skinning leaves its input where it is).
             keys = ", ".join(f"'{k}'" for k in mesh.shape_keys_driven[:5])
-            findings.append(_finding(
+            out.findings.append(_finding(
                 "bind-pose-drift", "INFO",
                 f"with the armature at rest, {int(moved.sum())} vertices sit up to {rest_drift.max():.3g} from the "
                 f"modelled mesh, all of them moved by shape keys that drivers or keys set ({keys}): the key at "
@@ -349,7 +395,7 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
         if moved.any():
             causes = rest_drift_causes(mesh, moved)
             worst = float(rest_drift.max())
-            findings.append(_finding(
+            out.findings.append(_finding(
                 "bind-pose-drift", _drift_severity(worst, size),
                 f"with the armature at rest, {int(moved.sum())} vertices sit up to {worst:.3g} "
                 f"from the modelled mesh; responsible: {', '.join(causes) or UNEXPLAINED}{_drift_note(worst, size)}",
@@ -359,45 +405,42 @@ def _mesh_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
         bones_moved = np.flatnonzero((dev > tolerances.BONE_MOVED) & mesh.bones.use_deform)
         moved_bones = [mesh.bones.names[j] for j in bones_moved]
         pose_drift = np.zeros(mesh.vertex_count)
-        if with_cleared:
-            pose_drift[cleared_rows] = distances(blended[0].positions[cleared_rows], mesh.rest[cleared_rows])
+        if poses.cleared is not None:
+            rows = poses.cleared_rows
+            pose_drift[rows] = distances(poses.cleared.positions[rows], mesh.rest[rows])
         pose_drift[skip] = 0.0
         drift = np.maximum(drift, pose_drift)
         moved = pose_drift > drift_tol
         if moved.any():
             worst = float(pose_drift.max())
-            findings.append(_finding(
+            out.findings.append(_finding(
                 "bind-pose-drift", _drift_severity(worst, size),
                 f"with every pose channel cleared, constraints or drivers hold {len(moved_bones)} deform bones "
                 f"away from rest ({', '.join(moved_bones[:5])}), moving {int(moved.sum())} vertices by up to "
                 f"{worst:.3g}{_drift_note(worst, size)}", moved, bones=moved_bones, max_drift=worst))
-    measures["bind_drift"] = drift
-    metrics["max_bind_drift"] = float(drift.max(initial=0.0))
+    out.measures["bind_drift"] = drift
+    out.metrics["max_bind_drift"] = float(drift.max(initial=0.0))
+    return out
 
-    # 3. Engine divergence at the current pose and the standard stress poses, for the chosen target
-    #    (the current pose was deformed Blender's way at the start, the others above).
-    for name, channel in both:
+
+def judge_engines(mesh: SkinnedMesh, options: AuditOptions, rec: Recomputed, poses: TestPoseBlends,
+                  target: Target, prepared: PreparedTarget) -> Judged:
+    """Engine divergence at the read pose and the standard stress poses, for the chosen target
+    (the read pose deformed Blender's way as ``rec``, the others in ``poses``)."""
+    out = Judged()
+    size = mesh.size()
+    per_pose = dict(poses.offsets)
+    blends = iter(poses.blended)
+    for name, channel in poses.both:
         blender_like = rec if channel is None else next(blends)
         at = mesh.read_pose.channel if channel is None else channel
         per_pose[name] = engine_divergence(target_positions(mesh, target, at, prepared), blender_like.positions)
     divergence = functools.reduce(np.maximum, per_pose.values())
-    measures["engine_divergence"] = divergence
-    metrics["max_engine_divergence"] = float(divergence.max(initial=0.0))
-    metrics["engine_divergence_by_pose"] = divergence_by_pose(per_pose)  # type: ignore[assignment]
-    scale = world_scale(mesh)
+    out.measures["engine_divergence"] = divergence
+    out.metrics["max_engine_divergence"] = float(divergence.max(initial=0.0))
+    out.metrics["engine_divergence_by_pose"] = divergence_by_pose(per_pose)
     engine_finding = divergence_finding(per_pose, max(size, 1.0), options.divergence_relative, target, "Blender",
-                                        scale, size)
+                                        world_scale(mesh), size)
     if engine_finding is not None:
-        findings.append(explain_non_deform(engine_finding, prepared, target))
-    findings = judge_unnormalised(findings, target, divergence, size, options.divergence_relative * max(size, 1.0),
-                                  scale, True)
-
-    # 4. Extreme poses (symmetry and stray weights are judged over the character: rig_audit).
-    if options.shape_checks:
-        assert sweep is not None
-        shape = shape_checks(mesh, options, spot_checker, skip, sweep())
-        findings += shape.findings
-        metrics.update(shape.metrics)
-        measures.update(shape.measures)
-
-    return MeshAudit(mesh.object, mesh.armature_object, mesh.vertex_count, metrics, tuple(findings), measures)
+        out.findings.append(explain_non_deform(engine_finding, prepared, target))
+    return out

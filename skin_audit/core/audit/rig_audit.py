@@ -38,6 +38,7 @@ from ..skeleton import joint_budget_finding, judge_skeleton
 from .armature_modifier import to_armature
 from .interpenetration import interpenetration
 from .joints import chain_rolls, joint_placement
+from .judged import Judged
 from .options import AuditOptions
 from .skinned_mesh import Bones, SkinnedMesh
 from .stray_weights import find_stray_weights, stray_displacement
@@ -114,15 +115,6 @@ class RigidPart:
     mesh: str
     bone: str
     vertices: int = 0
-
-
-@dataclass
-class MeshPart:
-    """What the character-wide judgement found on one of its meshes."""
-
-    findings: list[Finding] = field(default_factory=list)
-    metrics: dict[str, Any] = field(default_factory=dict)
-    measures: dict[str, F64] = field(default_factory=dict)
 
 
 def _names(names: Sequence[str]) -> str:
@@ -325,8 +317,9 @@ def _character(meshes: Sequence[SkinnedMesh]) -> _Character:
 
 
 def _symmetry(armature: str, meshes: Sequence[SkinnedMesh], char: _Character, options: AuditOptions,
-              findings: list[Finding], metrics: dict[str, Any], parts: list[MeshPart]) -> None:
+              out: Judged) -> None:
     """Side bones and mirror frames on the deform bones; weights mirrored over the character."""
+    findings = out.findings
     b = meshes[0].bones
     deform = np.flatnonzero(b.use_deform)
     names = tuple(b.names[j] for j in deform)
@@ -403,16 +396,16 @@ def _symmetry(armature: str, meshes: Sequence[SkinnedMesh], char: _Character, op
             text = "the rig has no left/right deform bone pairs; weight symmetry was not checked"
         findings.append(Finding("no-mirrored-bones", "INFO", text))
         return
-    _weight_symmetry(meshes, char, names, pairs, options, findings, metrics, parts)
+    _weight_symmetry(meshes, char, names, pairs, options, out)
 
 
 def _weight_symmetry(meshes: Sequence[SkinnedMesh], char: _Character, names: tuple[str, ...],
-                     pairs: BonePairs, options: AuditOptions, findings: list[Finding],
-                     metrics: dict[str, Any], parts: list[MeshPart]) -> None:
+                     pairs: BonePairs, options: AuditOptions, out: Judged) -> None:
     """Weights mirrored mesh by mesh: each mesh that mirrors onto itself is judged alone (a body is
     never paired with the eyes or joint spheres beside it); the meshes left are judged together,
     where a character is split per side (``Arm.L`` mirrors ``Arm.R``).  A mesh matched on fewer than
     ``symmetric_fraction`` of its vertices either way is not judged."""
+    findings, metrics, parts = out.findings, out.metrics, [out.part(k) for k in range(len(meshes))]
     radius = options.mirror_radius_relative * char.size
     total = len(char.points)
     partner = np.full(total, -1, dtype=np.intp)
@@ -508,10 +501,11 @@ def _weight_symmetry(meshes: Sequence[SkinnedMesh], char: _Character, names: tup
                      "worst_difference": float(diff[v])}))
 
 
-def _strays(meshes: Sequence[SkinnedMesh], char: _Character, options: AuditOptions, parts: list[MeshPart]) -> None:
+def _strays(meshes: Sequence[SkinnedMesh], char: _Character, options: AuditOptions, out: Judged) -> None:
     """Stray weights judged per bone over every mesh it weighs; WARNING where a stray weight moves
     its vertex visibly at the stress poses (tolerances.STRAY_VISIBLE_RELATIVE of the character's
     size, against the vertex without that weight), INFO where every one is lighter."""
+    parts = [out.part(k) for k in range(len(meshes))]
     bones = meshes[0].bones
     index = bones.index()
     group_bones = np.array([index.get(n, -1) for n in char.group_names], dtype=np.intp)
@@ -610,61 +604,48 @@ def _unmirrored(char: _Character, islands: NDArray[np.intp], every_island: NDArr
 _MIRROR_PAIRS = 2**18
 
 
-def _contacts(meshes: Sequence[SkinnedMesh], options: AuditOptions, findings: list[Finding],
-              metrics: dict[str, Any], parts: list[MeshPart]) -> None:
-    """Self- and mesh-intersections at the rig's limits and moderate bends (interpenetration.py)."""
-    found = interpenetration(meshes, options.test_pose_degrees)
-    findings += found.rig
-    metrics.update(found.metrics)
-    for k, more in found.per_mesh.items():
-        parts[k].findings.extend(more)
-
-
 def audit_rig(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions,
               missing: Sequence[MissingModifier] = (),
-              rigid: Sequence[RigidPart] = ()) -> tuple[RigAudit, tuple[MeshPart, ...]]:
+              rigid: Sequence[RigidPart] = ()) -> tuple[RigAudit, tuple[Judged, ...]]:
     """The rig-level judgement of ``armature`` over ``meshes`` (all deformed by it).
 
-    Returns the rig's own entry and, per mesh in order, the findings, metrics
-    and per-vertex measures of the character-wide checks that name its
-    vertices (weight asymmetry, stray weights).  ``missing`` are meshes tied to
-    the armature that no Armature modifier deforms; ``meshes`` may then be empty.  ``rigid``
-    are meshes parented to its bones (rigid parts): their bones move them.
+    Returns the rig's own entry and, per mesh in order, what the character-wide families found
+    there (weight asymmetry, stray weights, self-intersection, each mesh's joint budget).
+    ``missing`` are meshes tied to the armature that no Armature modifier deforms; ``meshes`` may
+    then be empty.  ``rigid`` are meshes parented to its bones (rigid parts): their bones move them.
     """
-    findings: list[Finding] = []
-    metrics: dict[str, Any] = {}
+    out = Judged()
     skeleton: dict[str, Any] = {}
-    parts = tuple(MeshPart() for _ in meshes)
     if meshes:
         bones = meshes[0].bones
         deform = np.asarray(bones.use_deform, dtype=bool)
-        metrics.update({
+        out.metrics.update({
             "bones": len(bones.names), "deform_bones": int(deform.sum()),
             "deform_roots": int(((deform_parents(bones.parents, deform) < 0) & deform).sum()),
             "vertices": sum(m.vertex_count for m in meshes),
         })
-        findings += structure_findings(armature, bones, options.target)
-        findings += armature_findings(meshes[0])
-        findings += idle_bone_findings(armature, meshes, rigid)
-        skeleton = _skeleton(armature, meshes, options, findings, metrics, list(parts))
+        out.add(Judged.of(structure_findings(armature, bones, options.target)))
+        out.add(Judged.of(armature_findings(meshes[0])))
+        out.add(Judged.of(idle_bone_findings(armature, meshes, rigid)))
+        skeleton = _skeleton(armature, meshes, options, out)
         if options.shape_checks and deform.any():
             char = _character(meshes)
-            _symmetry(armature, meshes, char, options, findings, metrics, list(parts))
-            _strays(meshes, char, options, list(parts))
+            _symmetry(armature, meshes, char, options, out)
+            _strays(meshes, char, options, out)
         if options.shape_checks and options.contact_checks and deform.any():
-            _contacts(meshes, options, findings, metrics, list(parts))
-            for judged in (joint_placement(meshes, deform_parents(bones.parents, deform)),
-                           chain_rolls(bones, deform_parents(bones.parents, deform))):
-                findings += judged.findings
-                metrics.update(judged.metrics)
-    findings += rigid_part_findings(armature, rigid, meshes[0].bones if meshes else None, options.target)
-    findings += missing_modifier_findings(armature, missing)
-    return RigAudit(armature, tuple(m.object for m in meshes), metrics, tuple(findings), skeleton), parts
+            # Self- and mesh-intersections at the rig's limits and moderate bends; the joints.
+            out.add(interpenetration(meshes, options.test_pose_degrees))
+            out.add(joint_placement(meshes, deform_parents(bones.parents, deform)))
+            out.add(chain_rolls(bones, deform_parents(bones.parents, deform)))
+    out.add(Judged.of(rigid_part_findings(armature, rigid, meshes[0].bones if meshes else None, options.target)))
+    out.add(Judged.of(missing_modifier_findings(armature, missing)))
+    rig = RigAudit(armature, tuple(m.object for m in meshes), out.metrics, tuple(out.findings), skeleton)
+    return rig, tuple(out.part(k) for k in range(len(meshes)))
 
 
-def _skeleton(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions, findings: list[Finding],
-              metrics: dict[str, Any], parts: list[MeshPart]) -> dict[str, Any]:
+def _skeleton(armature: str, meshes: Sequence[SkinnedMesh], options: AuditOptions, out: Judged) -> dict[str, Any]:
     """Humanoid map, rest pose and signature of the deform skeleton; each mesh's joint budget."""
+    findings, metrics, parts = out.findings, out.metrics, [out.part(k) for k in range(len(meshes))]
     bones = meshes[0].bones
     deform = np.flatnonzero(bones.use_deform)
     if deform.size == 0:

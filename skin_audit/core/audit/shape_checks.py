@@ -10,7 +10,7 @@ still proven against Blender's own deformation.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,11 +21,13 @@ from ..codes import codes_of
 from ..findings import Finding, Severity
 from ..maths.affine import distances
 from .armature_modifier import recompute_blender_many
+from .judged import Judged
 from .options import AuditOptions
 from .pose import Pose
 from .pose_sweep import SweepPose, SweepResult, pose_channel, run_sweep
 from .skinned_mesh import Bones, SkinnedMesh
-from .surface import crossing, measure_surface, surface_findings
+from .surface import measure_surface
+from .surface_verdicts import crossing, surface_findings
 from .weight_smoothness import seam_edges, smoothness_findings
 
 F64 = NDArray[np.float64]
@@ -60,18 +62,11 @@ class SpotSample:
 SpotChecker = Callable[[Sequence[SweepPose], SpotSample | None], Sequence[NDArray[np.floating[Any]]]]
 
 
-@dataclass
-class ShapeResult:
-    findings: list[Finding] = field(default_factory=list)
-    metrics: dict[str, Any] = field(default_factory=dict)
-    measures: dict[str, F64] = field(default_factory=dict)
-
-
 def _pose_details(pose: SweepPose, names: Sequence[str]) -> dict[str, Any]:
     return {"pose": pose.label(names), "bone": names[pose.bone], "axis": pose.axis, "degrees": pose.degrees}
 
 
-def _sweep_findings(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, out: ShapeResult) -> None:
+def _sweep_findings(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, out: Judged) -> None:
     bones = mesh.bones
     names = bones.names
     # Heatmaps paint red high: show how much each vertex collapses / loses volume.
@@ -197,7 +192,7 @@ def _walk_poses(sweep: SweepResult, order: NDArray[np.intp], count: int) -> tupl
 
 
 def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, checker: SpotChecker,
-                keep: NDArray[np.bool_], out: ShapeResult) -> None:
+                keep: NDArray[np.bool_], out: Judged) -> None:
     """Re-evaluate the worst sweep poses in Blender and compare with numpy."""
     # The worst pose of each of the worst bones: distinct bones test more of the hierarchy.
     chosen, worst_vertices = _worst_poses(sweep, options.spot_checks)
@@ -236,8 +231,9 @@ def _spot_check(mesh: SkinnedMesh, sweep: SweepResult, options: AuditOptions, ch
         out.metrics["sweep_spot_check_vertices"] = int(keep.sum())
 
 
-def _surface(mesh: SkinnedMesh, options: AuditOptions, out: ShapeResult) -> None:
-    """The surface measures at the test poses (surface.py) and the weight smoothness rules."""
+def _surface(mesh: SkinnedMesh, options: AuditOptions, out: Judged) -> None:
+    """The surface measures at the test poses (surface.py, judged in surface_verdicts.py) and the
+    weight smoothness rules."""
     seams = seam_edges(mesh)
     out.findings += smoothness_findings(mesh, seams)
     if not len(mesh.triangles):
@@ -246,11 +242,7 @@ def _surface(mesh: SkinnedMesh, options: AuditOptions, out: ShapeResult) -> None
     steps = np.asarray(mesh.edges, dtype=np.intp).reshape(-1, 2)[idx[seam]]
     across = crossing(mesh.triangles, steps, mesh.vertex_count)
     surface = measure_surface(mesh, options.sweep_degrees, options.test_pose_degrees, across)
-    findings, metrics, measures = surface_findings(mesh, surface, options.test_pose_degrees, options.sweep_degrees,
-                                                   across)
-    out.findings += findings
-    out.metrics.update(metrics)
-    out.measures.update(measures)
+    out.add(surface_findings(mesh, surface, options.test_pose_degrees, options.sweep_degrees, across))
 
 
 def spot_check_sample(vertex_count: int, include: Sequence[int]) -> SpotSample | None:
@@ -262,7 +254,7 @@ def spot_check_sample(vertex_count: int, include: Sequence[int]) -> SpotSample |
 
 
 def shape_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChecker | None = None,
-                 skip: NDArray[np.bool_] | None = None, sweep: SweepResult | None = None) -> ShapeResult:
+                 skip: NDArray[np.bool_] | None = None, sweep: SweepResult | None = None) -> Judged:
     """Pose sweep (with Blender spot checks) for one mesh; symmetry and stray weights are judged
     over the whole character (rig_audit.py).
 
@@ -270,7 +262,7 @@ def shape_checks(mesh: SkinnedMesh, options: AuditOptions, spot_checker: SpotChe
     reproduce (B-Bones, envelopes...); spot checks leave them out.  ``sweep``: the
     mesh's ``run_sweep`` at ``options.sweep_degrees`` when the caller has run it.
     """
-    out = ShapeResult()
+    out = Judged()
     sweep = run_sweep(mesh, options.sweep_degrees) if sweep is None else sweep
     _sweep_findings(mesh, sweep, options, out)
     _surface(mesh, options, out)

@@ -26,11 +26,12 @@ woken they keep spinning after the call, against our threads and the numpy work 
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -102,8 +103,8 @@ def warm_up() -> None:
 
 
 class Beside(Generic[T]):
-    """``work`` started on a thread of its own; calling this waits for its result (re-raising its
-    exception) and gives the same result at every call.  With one thread allowed, ``work`` runs
+    """``work(*args)`` started on a thread of its own; calling this waits for its result (re-raising
+    its exception) and gives the same result at every call.  With one thread allowed, ``work`` runs
     at the first call, on the caller's thread.
 
     For coarse, independent numpy work running while the caller does other work: numpy releases
@@ -113,8 +114,8 @@ class Beside(Generic[T]):
     included: a thread of ours running while Blender evaluates has crashed it.
     """
 
-    def __init__(self, work: Callable[[], T]) -> None:
-        self._work: Callable[[], T] | None = work
+    def __init__(self, work: Callable[..., T], *args: Any) -> None:
+        self._work: Callable[[], T] | None = functools.partial(work, *args)
         self._box: list[T] = []
         self._failed: list[BaseException] = []
         self._thread: threading.Thread | None = None

@@ -25,7 +25,8 @@ from skin_audit.core.audit.options import AuditOptions
 from skin_audit.core.audit.rig_audit import MissingModifier, RigidPart, audit_rig
 from skin_audit.core.audit.shape_checks import SHAPE_CODES
 from skin_audit.core.audit.skinned_mesh import ArmatureModifierSettings
-from skin_audit.core.audit.surface import measure_surface, surface_findings
+from skin_audit.core.audit.surface import measure_surface
+from skin_audit.core.audit.surface_verdicts import surface_findings
 from skin_audit.core.codes import CODES
 from skin_audit.core.engines import babylon
 from skin_audit.core.engines.gltf_audit import GLTF_CODES, importer_changes, match_node, unmatched_finding
@@ -339,7 +340,7 @@ def stepped_tube() -> Codes:
 def twisted_cap() -> Codes:
     """The twisted cylinder with its mid ring capped: the cap's triangles collapse at 180 degrees."""
     mesh, _, _ = surf.capped_twist_cylinder()
-    found, _, _ = surface_findings(mesh, measure_surface(mesh, (90.0, 180.0), 90.0), 90.0, (90.0, 180.0))
+    found = surface_findings(mesh, measure_surface(mesh, (90.0, 180.0), 90.0), 90.0, (90.0, 180.0)).findings
     return _codes(found)
 
 

@@ -141,8 +141,9 @@ def test_gltf_codes_are_the_ones_the_gltf_modules_emit():
     assert literals == set(GLTF_CODES)
 
 
-#: The modules the shape checks run (shape_checks.py calls surface.py and weight_smoothness.py).
-SHAPE_MODULES = ("shape_checks.py", "rig_audit.py", "surface.py", "weight_smoothness.py")
+#: The modules the shape checks run (shape_checks.py calls surface.py, surface_verdicts.py and
+#: weight_smoothness.py).
+SHAPE_MODULES = ("shape_checks.py", "rig_audit.py", "surface.py", "surface_verdicts.py", "weight_smoothness.py")
 
 
 def test_shape_codes_are_emitted_by_the_shape_checks():

@@ -22,11 +22,12 @@ import numpy as np
 import pytest
 
 from skin_audit.core.audit.pose_sweep import SweepPose, pose_channel
-from skin_audit.core.audit.surface import measure_surface, surface_at, triangle_measures
+from skin_audit.core.audit.surface import measure_surface, triangle_measures
 from skin_audit.core.audit.weight_smoothness import crowded_vertices, step_edges
 from skin_audit.core.fixes.weights import smooth_region
 from tests.core.audit.rule_helpers import audit
 from tests.factories import numpy_rigs as nr
+from tests.factories.surface_reference import surface_at
 
 NEW = {"surface-stretch", "surface-fold", "surface-area-collapse", "weight-step", "twist-region-crowded"}
 
@@ -104,9 +105,9 @@ def test_twisted_cylinder_worst_pose_and_preserve_volume():
     cap = slice(first, first + count)
     assert np.allclose(surface.values["area"][cap], 0.0, atol=1e-12)  # cos^2(90 deg) at the 180-degree twist
     assert np.allclose(surface.values["moderate_area"][cap], 0.5, atol=1e-12)
-    from skin_audit.core.audit.surface import surface_findings
+    from skin_audit.core.audit.surface_verdicts import surface_findings
 
-    found, _, _ = surface_findings(mesh, surface, 90.0, (90.0, 180.0))
+    found = surface_findings(mesh, surface, 90.0, (90.0, 180.0)).findings
     collapse = [f for f in found if f.code == "surface-area-collapse"]
     assert collapse and all(f.severity == "INFO" for f in collapse)
     assert "180" in collapse[0].details["pose"] and collapse[0].details["dqs_worst"] >= 1.0 - 1e-9  # DQS keeps it
