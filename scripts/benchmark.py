@@ -614,13 +614,14 @@ def surface_share(obj: bpy.types.Object, repeat: int) -> tuple[float, float, flo
     """Step 8: median seconds of the surface measures and weight smoothness alone (on the extracted
     mesh, its weight tables built), of the full audit without them (``shape_checks._surface``
     patched out), and of the full audit again with them (timed beside it, the machine's drift
-    cancelling); the issue's bar is the last over the second <= 2."""
+    cancelling); the bar is the last over the second <= 2."""
     from skin_audit.core.audit import shape_checks
+    from skin_audit.core.audit.judged import Judged
 
     modifier = next(m for m in obj.modifiers if m.type == "ARMATURE")
     skinned = extract(obj, modifier, bpy.context.evaluated_depsgraph_get())
     _ = skinned.influence_table, skinned.flat_columns, skinned.rest_armature
-    t_alone, _ = _median_time(lambda: shape_checks._surface(skinned, AuditOptions(), shape_checks.ShapeResult()),
+    t_alone, _ = _median_time(lambda: shape_checks._surface(skinned, AuditOptions(), Judged()),
                               repeat)
     surface = shape_checks._surface
     shape_checks._surface = lambda *args: None

@@ -3,7 +3,7 @@
 
 Measured before the walk (bpy 5.0.1, 3 KB files, header 7400 + random body):
 Blender's importer took 6 to 25 s per file and one hit a 6 GB address-space cap
-(MemoryError); the issue saw 30-70 s and 14.5 GB.  The walk refuses each in
+(MemoryError); users saw 30-70 s and 14.5 GB.  The walk refuses each in
 well under a millisecond, before the importer runs.
 """
 

@@ -43,7 +43,7 @@ def audited(bpy, rigify_character):
 
 
 def test_the_character_is_a_production_rig(audited):
-    """What the issue describes: hundreds of bones, most of them helpers, deform B-Bones."""
+    """A production rig: hundreds of bones, most of them helpers, deform B-Bones."""
     result, facts = audited
     assert result.status == "ok", result.message
     assert facts["bones"] > 3 * len(facts["deform"]) and len(facts["deform"]) >= 100
