@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..maths.bbone import AT_REST_SHAPE, NO_POSE_SHAPE, BBonePose
+from ..maths.bbone import AT_REST_SHAPE, BBonePose
 
 F64 = NDArray[np.float64]
 
@@ -46,16 +46,8 @@ class Pose:
         """``at`` each of the (P, J, 4, 4) ``channels``."""
         return [Pose(c, self.bbones) for c in channels]
 
-    def shapes_at_rest(self) -> bool:
-        """Whether no B-Bone has pose properties away from rest."""
-        return all(b is None or b.shape == NO_POSE_SHAPE for b in self.bbones)
-
 
 def from_rest(channels: F64) -> list[Pose]:
     """Test poses at each of the (P, J, 4, 4) ``channels``: B-Bone pose properties at rest."""
     return [Pose(c) for c in channels]
 
-
-def rest_pose(bones: int) -> Pose:
-    """Every bone at rest: identity channels, B-Bone pose properties at rest."""
-    return Pose(np.broadcast_to(np.eye(4), (bones, 4, 4)).copy())
