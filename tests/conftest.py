@@ -62,6 +62,18 @@ def rigify_character(bpy, tmp_path_factory):
     return path
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    """A run without a Hypothesis test (only tests/hostile imports it) drops Hypothesis's pytest
+    plugin: it has nothing to report then, yet imports all of Hypothesis to write its summary
+    (0.6 s a run)."""
+    import sys
+
+    plugin = session.config.pluginmanager.get_plugin("hypothesispytest")
+    if plugin is not None and "hypothesis" not in sys.modules:
+        session.config.pluginmanager.unregister(plugin)
+
+
 _EXIT_STATUS: list[int] = []
 
 

@@ -17,13 +17,13 @@ from skin_audit.core.reports.code_help import help_for
 from skin_audit.core.reports.html import (
     CSP,
     MeshPicture,
-    _view_basis,
     cluster_triangles,
     heatmap_svg,
     html_page,
     ramp_colours,
     values_from_measures,
 )
+from skin_audit.core.reports.picture import _view_basis
 
 VOID = {"meta", "br", "img", "input", "link", "hr", "col", "area", "base", "embed", "source", "track", "wbr"}
 

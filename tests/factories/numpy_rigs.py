@@ -23,6 +23,7 @@ Neither uses ``skin_audit`` code.  :func:`skinned_mesh` assembles a
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -146,6 +147,16 @@ def rotation(axis: str, radians: float) -> F64:
     return m
 
 
+@functools.lru_cache(maxsize=4096)
+def _rest_inverse(head: Vec3, tail: Vec3, roll: float) -> F64:
+    """``np.linalg.inv`` of a bone's rest matrix, once per bone a run (read only): every LAPACK solve
+    wakes OpenBLAS's threads (core/maths/parallel), and the rigs are built from the same bones again
+    and again."""
+    inv: F64 = np.linalg.inv(rest_matrix(head, tail, roll))
+    inv.setflags(write=False)
+    return inv
+
+
 def channels(rows: Sequence[BoneRow], basis: Mapping[str, ArrayLike] | None = None) -> F64:
     """(J, 4, 4) ``pose_bone.matrix_channel`` for local pose ``basis`` matrices (bone frame, about the head).
 
@@ -155,6 +166,7 @@ def channels(rows: Sequence[BoneRow], basis: Mapping[str, ArrayLike] | None = No
     """
     basis = basis or {}
     rest = [rest_matrix(r.head, r.tail, r.roll) for r in rows]
+    rest_inv = [_rest_inverse(tuple(map(float, r.head)), tuple(map(float, r.tail)), float(r.roll)) for r in rows]
     index = {r.name: i for i, r in enumerate(rows)}
     pose: list[F64] = []
     for i, r in enumerate(rows):
@@ -163,12 +175,12 @@ def channels(rows: Sequence[BoneRow], basis: Mapping[str, ArrayLike] | None = No
             p = rest[i] @ local
         else:
             k = index[r.parent]
-            p = pose[k] @ np.linalg.inv(rest[k]) @ rest[i] @ local
+            p = pose[k] @ rest_inv[k] @ rest[i] @ local
             if not r.inherit_rotation:
                 p = p.copy()
                 p[:3, :3] = (rest[i] @ local)[:3, :3]
         pose.append(p)
-    return np.array([p @ np.linalg.inv(m) for p, m in zip(pose, rest, strict=True)])
+    return np.array([p @ m_inv for p, m_inv in zip(pose, rest_inv, strict=True)])
 
 
 # ------------------------------------------------------------------ meshes
@@ -236,7 +248,7 @@ def blender_positions(rest: ArrayLike, group_names: Sequence[str], weights: Arra
     w = np.asarray(weights, dtype=np.float32)
     c = np.asarray(channel, dtype=np.float64).tolist()
     pre = np.eye(4) if mesh_to_armature is None else np.asarray(mesh_to_armature, dtype=np.float64)
-    post = np.linalg.inv(pre).tolist()
+    post = (np.eye(4) if mesh_to_armature is None else np.linalg.inv(pre)).tolist()  # (no solve for the identity)
     pre_l = pre.tolist()
     deform = {r.name: j for j, r in enumerate(rows) if r.use_deform}
 
@@ -281,7 +293,7 @@ def engine_positions(rest: ArrayLike, group_names: Sequence[str], weights: Array
     w = np.asarray(weights, dtype=np.float32)
     c = np.asarray(channel, dtype=np.float64).tolist()
     pre = np.eye(4) if mesh_to_armature is None else np.asarray(mesh_to_armature, dtype=np.float64)
-    post = np.linalg.inv(pre).tolist()
+    post = (np.eye(4) if mesh_to_armature is None else np.linalg.inv(pre)).tolist()  # (no solve for the identity)
     pre_l = pre.tolist()
     deform = {r.name: j for j, r in enumerate(rows) if r.use_deform}
 

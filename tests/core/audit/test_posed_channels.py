@@ -26,15 +26,29 @@ def _tree(seed: int, count: int, max_back: int) -> list[BoneRow]:
     return rows
 
 
+#: The rest matrices last inverted (a copy) and their inverses: the references of one table reuse them.
+_INVERTED: list[tuple[np.ndarray, np.ndarray]] = []
+
+
+def _rest_inverse(rest: np.ndarray) -> np.ndarray:
+    """``np.linalg.inv(rest)``, once per table (the same solve per matrix each time; every solve
+    wakes OpenBLAS's threads, core/maths/parallel, so a test walking one table at many poses
+    would keep them spinning)."""
+    if not _INVERTED or not np.array_equal(_INVERTED[0][0], rest):
+        _INVERTED[:] = [(rest.copy(), np.linalg.inv(rest))]
+    return _INVERTED[0][1]
+
+
 def _reference(bones, local_rotations):
     """The walk written out: parents first by index (bones_table lists parents first)."""
+    rest_inv = _rest_inverse(bones.rest)
     world = np.empty_like(bones.rest)
     for j, p in enumerate(bones.parents):
-        local = bones.rest[j] if p < 0 else np.linalg.inv(bones.rest[p]) @ bones.rest[j]
+        local = bones.rest[j] if p < 0 else rest_inv[p] @ bones.rest[j]
         world[j] = (np.eye(4) if p < 0 else world[p]) @ local @ local_rotations[j]
         if p >= 0 and not bones.inherit_rotation[j]:
             world[j][:3, :3] = (bones.rest[j] @ local_rotations[j])[:3, :3]
-    return world @ np.linalg.inv(bones.rest)
+    return world @ rest_inv
 
 
 @pytest.mark.parametrize("count, max_back", [(300, 300), (60, 1)])  # bushy (batched by level), a chain

@@ -13,6 +13,7 @@ the declared lists (``RULE_CODES``, ``SHAPE_CODES``) and the documented table
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -63,8 +64,10 @@ def _loop_values(name: str, node: ast.AST, parents: dict[ast.AST, ast.AST]) -> s
     return None
 
 
+@functools.cache
 def emitted_codes() -> tuple[dict[str, set[str]], list[str]]:
-    """({code: {file:line, ...}}, [call sites whose code could not be read])."""
+    """({code: {file:line, ...}}, [call sites whose code could not be read]); read once per run
+    (the sources do not change under the tests; the callers only read the result)."""
     codes: dict[str, set[str]] = {}
     unreadable: list[str] = []
     # engine-divergence is made by core/engines/divergence.py (it names the engine target); the
