@@ -107,6 +107,7 @@ from skin_audit.blender.run.gltf_file import clip_document  # noqa: E402
 from skin_audit.core.audit import mesh_audit  # noqa: E402
 from skin_audit.core.audit.armature_modifier import recompute_blender  # noqa: E402
 from skin_audit.core.audit.options import AuditOptions  # noqa: E402
+from skin_audit.core.audit.pose import Pose  # noqa: E402
 from skin_audit.core.audit.pose_sweep import run_sweep  # noqa: E402
 from skin_audit.core.audit.stress_poses import standard_poses  # noqa: E402
 from skin_audit.core.heap import keep_freed_memory  # noqa: E402
@@ -575,15 +576,15 @@ def numpy_steps(obj: bpy.types.Object, blender_out: np.ndarray, repeat: int
     # 4. A fresh copy each run, so nothing the mesh caches is kept from a previous run.
     modifier = next(m for m in obj.modifiers if m.type == "ARMATURE")
     skinned = extract(obj, modifier, bpy.context.evaluated_depsgraph_get())
-    t_numpy, rec = _median_time(lambda: recompute_blender(dataclasses.replace(skinned)), repeat)
+    t_numpy, rec = _median_time(lambda: recompute_blender(dataclasses.replace(skinned), skinned.read_pose), repeat)
     # 4c. The audit's first recomputation: the per-mesh caches (weight columns, blend layout) built.
     t_numpy_layout, _ = _median_time(
-        lambda: recompute_blender(dataclasses.replace(skinned), build_layout=True), repeat)
+        lambda: recompute_blender(dataclasses.replace(skinned), skinned.read_pose, build_layout=True), repeat)
     # 4b. The same on a mesh whose caches are built, at another pose each run (as the audit's
     #     stress poses and spot checks do): a bend of every deform bone by a new angle.
     warm = dataclasses.replace(skinned)
-    recompute_blender(warm, build_layout=True)
-    others = iter([standard_poses(warm.bones, 20.0 + run)[0].channel for run in range(repeat)])
+    recompute_blender(warm, warm.read_pose, build_layout=True)
+    others = iter([Pose(standard_poses(warm.bones, 20.0 + run)[0].channel) for run in range(repeat)])
     t_numpy_other, _ = _median_time(lambda: recompute_blender(warm, next(others)), repeat)
     diff = np.linalg.norm(rec.positions - blender_out.astype(np.float64), axis=1)
     return t_numpy, t_numpy_other, t_numpy_layout, diff, skinned.size()
