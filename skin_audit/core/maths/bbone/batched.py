@@ -280,13 +280,15 @@ def _spline_matrices_multi(consts: Sequence[_CurveConstants], counts: Sequence[i
     nexts = [c.next or no_h for c in consts]
     length = per_row([c.length for c in consts])
     # do_scale: a pose whose axes differ in length builds its curve in the space of that scale,
-    # the handles seen from the pose with unit axes; the others (scale 1, the same bits) from the pose.
+    # the handles seen from the pose with unit axes; the others from the pose (scale 1).
     size = _norm(pose[:, :3, :3], 1)  # (N, 3) the pose's axis lengths
     scaled = ((np.abs(size[:, 0] - size[:, 1]) > _NONUNIFORM_SCALE)
               | (np.abs(size[:, 1] - size[:, 2]) > _NONUNIFORM_SCALE))
     scale = np.where(scaled[:, None], size, 1.0)
-    frame = pose.copy()
-    frame[:, :3, :3] /= scale[:, None, :]
+    frame = pose
+    if scaled.any():
+        frame = pose.copy()
+        frame[scaled, :3, :3] /= size[scaled][:, None, :]
     imat = affine_inverse(frame)
     scaled_length = length * scale[:, 1]
     head = pose[:, :3, 3]
@@ -360,6 +362,6 @@ def _spline_matrices_multi(consts: Sequence[_CurveConstants], counts: Sequence[i
     roll[:, 0], roll[:, -1] = roll1, roll2
     out = segment_matrices(pos.reshape(-1, 3), axis.reshape(-1, 3), roll.reshape(-1),
                            per_row([c.sx for c in consts]).reshape(-1), per_row([c.sz for c in consts]).reshape(-1),
-                           np.repeat(scale, segments + 1, axis=0))
+                           np.repeat(scaled, segments + 1), np.repeat(scale, segments + 1, axis=0))
     return out.reshape(n, segments + 1, 4, 4)
 

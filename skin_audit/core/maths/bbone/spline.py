@@ -326,24 +326,28 @@ def segment_scales(segments: int, scale_in: F64, scale_out: F64) -> tuple[F64, F
 # -- joint matrices, over rows ------------------------------------------------------------
 
 
-def segment_matrices(pos: F64, axis: F64, roll: F64, sx: F64, sz: F64, scale: F64) -> F64:
+def segment_matrices(pos: F64, axis: F64, roll: F64, sx: F64, sz: F64, scaled: NDArray[np.bool_],
+                     scale: F64) -> F64:
     """(N, 4, 4) Blender's make_bbone_spline_matrix over N joints.
 
     Parameters
     ----------
     pos, axis : (N, 3) float64 the joints' positions and curve tangents
     roll, sx, sz : (N,) float64 their rolls and X / Z scales
-    scale : (N, 3) float64 the pose's non-uniform scale where the curve was built in scaled space
-        (``do_scale``), ones elsewhere
+    scaled : (N,) bool the joints whose curve was built in scaled space (``do_scale``)
+    scale : (N, 3) float64 the pose's scale there (read only where ``scaled``)
     """
     m = np.zeros((len(pos), 4, 4))
     m[:, :3, :3] = vec_roll_to_mat3_rows(axis, roll)
     m[:, :3, 3] = pos
     m[:, 3, 3] = 1.0
-    # Back from scaled space: inv(D) m D with D = diag(scale, 1), entry by entry
-    # ((1 / s_i) m_ij) s_j; times ones where the curve was built in bone space (the same bits).
-    m[:, :3, :] *= (1.0 / scale)[:, :, None]
-    m[:, :, :3] *= scale[:, None, :]
+    if scaled.any():
+        # Back from scaled space: inv(D) m D with D = diag(scale, 1), entry by entry ((1 / s_i) m_ij) s_j.
+        s = scale[scaled]
+        back = m[scaled]
+        back[:, :3, :] *= (1.0 / s)[:, :, None]
+        back[:, :, :3] *= s[:, None, :]
+        m[scaled] = back
     m[:, :3, 0] *= sx[:, None]
     m[:, :3, 2] *= sz[:, None]
     return m
