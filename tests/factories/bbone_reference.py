@@ -6,8 +6,10 @@
   as ``spline_handles``, ``BKE_pchan_bbone_spline_compute`` and ``make_bbone_spline_matrix`` as
   ``spline_matrices``), rest and posed (``bbone_segment_matrices``): the rest joints of the records
   built in numpy, and through ``one_pose_segments`` the reference the product's batched pass is
-  compared with, within a tolerance.  It shares the product's row helpers (the Bezier curve, its
-  arc-length spacing, ``vec_roll_to_mat3``), not its handles, scale or pose logic.
+  compared with, within a tolerance.  It shares the product's row helpers (the Bezier curve and
+  its arc-length spacing, the segments' lengthwise scales, ``vec_roll_to_mat3`` and the roll, the
+  circle factor, the eased end axes), not its curve values, handle points, pose scale or joint
+  matrices.
 - One B-Bone's deform matrices at one and at many poses in their own products
   (``bbone_deform_matrices_one`` / ``_many``, against the product's many-B-Bone pass).
 - The per-vertex matrix of linear blending and Blender's dual-quaternion transform of points

@@ -42,7 +42,6 @@ _TANGENT_DOT_EPSILON = 1e-7
 _EASE_GAP = 0.1
 #: Lengthwise segment scale is clamped here before its logarithm.
 _MIN_SEGMENT_SCALE = 1e-4
-#: mat4_to_dquat treats a matrix as scaled when its axis lengths differ from 1 by this.
 
 
 @dataclass(frozen=True)
