@@ -355,7 +355,7 @@ def test_segment_matrices_match_blender(bpy, case):
 @pytest.mark.parametrize("kind", ["ABSOLUTE", "RELATIVE"])
 def test_batched_pass_reads_pose_scale_and_handle_scale(bpy, kind):
     """The rows the batched pass takes from a scaled pose: B1 stretched non-uniformly, its custom
-    handles scaled (H0 non-uniformly) and read (``use_scale_start/end``, ``use_ease_start/end``).
+    handles H0 and H1 scaled non-uniformly and read (``use_scale_start/end``, ``use_ease_start/end``).
     The pass equals Blender's joints, and a pass that ignored either scale would not (controls)."""
     arm, tube = build_rig(bpy, edit=handles(kind))
     pose_rig(arm, "all")
