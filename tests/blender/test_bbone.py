@@ -15,6 +15,7 @@ core's records: this file is also the reference for the audit's extraction.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -167,7 +168,34 @@ def spline_of(arm, pb):
 
 
 def numpy_segments(arm, pb):
-    return bb.bbone_segment_matrices(spline_of(arm, pb), np.array(pb.matrix), shape_of(pb))
+    """Rest and posed joints of the one-B-Bone reference curve."""
+    return ref.bbone_segment_matrices(spline_of(arm, pb), np.array(pb.matrix), shape_of(pb))
+
+
+def batched_segments(arm, names=("B0", "B1", "B2"), edit_handle=None):
+    """The product's posed joints of the B-Bones ``names`` at the current pose, computed from the
+    handles in one pass (``rig_pose_segments_multi``, nothing read at this pose); ``edit_handle``
+    changes each handle record (a control)."""
+    pbs = arm.pose.bones
+    index = {pb.name: i for i, pb in enumerate(pbs)}
+    # The pose matrices as channels over unit rests: the pass then sees PoseBone.matrix itself, as
+    # the reference does (the curve's circle factor, 1 - cos of a small angle, would magnify a
+    # last-bit difference of its inputs past the 1e-12 the two are compared with).
+    channel = np.array([np.array(pb.matrix) for pb in pbs])
+    rest = np.tile(np.eye(4), (len(pbs), 1, 1))
+    requests = []
+    for name in names:
+        pb = pbs[name]
+        spline = spline_of(arm, pb)
+        if edit_handle is not None:
+            spline = dataclasses.replace(spline, prev=spline.prev and edit_handle(spline.prev),
+                                         next=spline.next and edit_handle(spline.next))
+        prev, nxt = resolve_handles(arm, pb)
+        record = bb.RigBBone(spline, index[prev.name] if prev else -1, index[nxt.name] if nxt else -1,
+                             blender_segments(pb, True))
+        requests.append((record, index[name], [0], bb.BBonePose(shape_of(pb))))
+    return {name: m[0] for name, m in zip(names, bb.rig_pose_segments_multi(requests, channel[None], rest),
+                                          strict=True)}
 
 
 def blender_segments(pb, rest):
@@ -175,7 +203,8 @@ def blender_segments(pb, rest):
 
 
 def numpy_deform(arm, tube, preserve_volume):
-    """The Armature modifier recomputed with the core's B-Bone functions (all bones bendy here)."""
+    """The Armature modifier recomputed with the core's B-Bone functions (all bones bendy here): the
+    posed joints from the product's batched pass, the rest ones from the reference curve."""
     rest = np.array([tuple(v.co) for v in tube.data.vertices], dtype=np.float64)
     v = len(rest)
     names = [g.name for g in tube.vertex_groups]
@@ -186,12 +215,14 @@ def numpy_deform(arm, tube, preserve_volume):
     disp = np.zeros((v, 3))
     real, dual = np.zeros((v, 4)), np.zeros((v, 4))
     contrib = np.zeros(v)
+    posed = batched_segments(arm, tuple(names))
     for j, name in enumerate(names):
         pb = arm.pose.bones[name]
         w = weights[:, j]
         arm_mat = np.array(pb.bone.matrix_local)
         channel = np.array(pb.matrix) @ np.linalg.inv(arm_mat)
-        rest_seg, pose_seg = numpy_segments(arm, pb)
+        rest_seg, _ = numpy_segments(arm, pb)
+        pose_seg = posed[name]
         co_bone = rest @ np.linalg.inv(arm_mat)[:3, :3].T + np.linalg.inv(arm_mat)[:3, 3]
         idx, blend = bb.segment_index_and_blend(co_bone, pb.bone.length, rest_seg, pb.bone.bbone_mapping_mode)
         deform = bb.bbone_deform_matrices(arm_mat, channel, rest_seg, pose_seg)
@@ -299,20 +330,54 @@ POSES = ("rest", "bend", "twist", "stretch", "all")
 @pytest.mark.blender42
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
 def test_segment_matrices_match_blender(bpy, case):
+    """The reference curve (rest and posed) and the product's batched pass (posed, the three
+    B-Bones in one pass) against PoseBone.bbone_segment_matrix; the two agree within 1e-12."""
     arm, tube = build_rig(bpy, edit=case)
     for pose in POSES:
         pose_rig(arm, pose)
         evaluate(bpy, tube)
         worst = 0.0
+        batched = batched_segments(arm)
         for name in ("B0", "B1", "B2"):
             pb = arm.pose.bones[name]
             rest_np, pose_np = numpy_segments(arm, pb)
-            for rest, ours in ((True, rest_np), (False, pose_np)):
+            for what, rest, ours in (("reference", True, rest_np), ("reference", False, pose_np),
+                                     ("batched", False, batched[name])):
                 theirs = blender_segments(pb, rest)
                 err = float(np.abs(ours - theirs).max())
                 worst = max(worst, err)
-                assert err < MATRIX_TOL, f"{pose} {name} rest={rest}: max |numpy - Blender| = {err:.3g}"
+                assert err < MATRIX_TOL, f"{pose} {name} {what} rest={rest}: max |numpy - Blender| = {err:.3g}"
+            np.testing.assert_allclose(batched[name], pose_np, rtol=0, atol=1e-12)
         print(f"segment matrices {case.__name__}/{pose}: max err {worst:.3g}")
+
+
+@pytest.mark.blender42
+@pytest.mark.parametrize("kind", ["ABSOLUTE", "RELATIVE"])
+def test_batched_pass_reads_pose_scale_and_handle_scale(bpy, kind):
+    """The rows the batched pass takes from a scaled pose: B1 stretched non-uniformly, its custom
+    handles H0 and H1 scaled non-uniformly and read (``use_scale_start/end``, ``use_ease_start/end``).
+    The pass equals Blender's joints, and a pass that ignored either scale would not (controls)."""
+    arm, tube = build_rig(bpy, edit=handles(kind))
+    pose_rig(arm, "all")
+    evaluate(bpy, tube)
+    pb = arm.pose.bones["B1"]
+    size = np.linalg.norm(np.array(pb.matrix)[:3, :3], axis=0)
+    assert np.ptp(size) > 0.3  # Blender's do_scale
+    theirs = blender_segments(pb, False)
+    ours = batched_segments(arm, ("B1",))["B1"]
+    assert np.abs(ours - theirs).max() < MATRIX_TOL
+    # Control: the handles' local scale at one, the joints move away from Blender's.
+    unit = batched_segments(arm, ("B1",), lambda h: dataclasses.replace(h, local_scale=(1.0, 1.0, 1.0)))["B1"]
+    assert np.abs(unit - theirs).max() > 100 * MATRIX_TOL
+    # Control: the same bone unscaled (its axes normalised, a uniform pose) is another curve.
+    assert np.abs(ours - numpy_segments_unscaled(arm, pb)).max() > 100 * MATRIX_TOL
+
+
+def numpy_segments_unscaled(arm, pb):
+    """The reference's posed joints with the bone's pose axes made unit (no ``do_scale``)."""
+    pose = np.array(pb.matrix)
+    pose[:3, :3] /= np.linalg.norm(pose[:3, :3], axis=0)
+    return ref.bbone_segment_matrices(spline_of(arm, pb), pose, shape_of(pb))[1]
 
 
 @pytest.mark.blender42
@@ -378,8 +443,8 @@ def test_handles_match_blender(bpy, case):
     for name in ("B0", "B1", "B2"):
         pb = arm.pose.bones[name]
         for rest in (True, False):
-            params = bb.spline_parameters(spline_of(arm, pb), rest, np.array(pb.matrix), shape_of(pb))
-            h1, roll1, h2, roll2 = bb.spline_handles(params)
+            params = ref.spline_parameters(spline_of(arm, pb), rest, np.array(pb.matrix), shape_of(pb))
+            h1, roll1, h2, roll2 = ref.spline_handles(params)
             t_h1, t_roll1, t_h2, t_roll2 = pb.compute_bbone_handles(rest=rest, ease=True, offsets=True)
             scale = pb.bone.length
             assert np.abs(h1 - np.array(t_h1)).max() < HANDLE_TOL * scale, (name, rest, h1, tuple(t_h1))

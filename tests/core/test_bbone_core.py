@@ -46,7 +46,7 @@ def to_bone(p):
 
 @pytest.mark.parametrize("segments", [2, 4, 7, 16])
 def test_straight_bone_is_a_uniform_subdivision(segments):
-    rest, pose = bb.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments))
+    rest, pose = ref.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments))
     expected = np.tile(np.eye(4), (segments + 1, 1, 1))
     expected[:, 1, 3] = LENGTH * np.arange(segments + 1) / segments
     np.testing.assert_allclose(rest, expected, atol=1e-12)
@@ -59,7 +59,7 @@ def test_unshaped_bbone_moves_points_as_the_plain_bone(segments):
     bone = bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments)
     channel = rigid(1.1, (0.3, -1, 0.2), (0.1, 0.4, -0.3))
     pose = channel @ REST
-    rest_seg, pose_seg = bb.bbone_segment_matrices(bone, pose)
+    rest_seg, pose_seg = ref.bbone_segment_matrices(bone, pose)
     deform = bb.bbone_deform_matrices(REST, channel, rest_seg, pose_seg)
     np.testing.assert_allclose(deform, np.broadcast_to(channel, deform.shape), atol=1e-12)
     points = apply(REST, RNG.uniform(-1, 3, (50, 3)))
@@ -72,7 +72,7 @@ def test_unshaped_bbone_moves_points_as_the_plain_bone(segments):
 @pytest.mark.parametrize("mode", [bb.STRAIGHT, bb.CURVED])
 def test_point_on_a_joint_maps_to_that_joint(mode):
     segments = 4
-    rest_seg, _ = bb.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments))
+    rest_seg, _ = ref.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments))
     ys = LENGTH * np.arange(segments + 1) / segments
     co = np.column_stack([np.zeros(segments + 1), ys, np.zeros(segments + 1)])
     idx, blend = bb.segment_index_and_blend(co, LENGTH, rest_seg, mode)
@@ -86,7 +86,7 @@ def test_point_on_a_joint_maps_to_that_joint(mode):
 
 
 def test_straight_mapping_is_linear_along_the_bone():
-    rest_seg, _ = bb.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=8))
+    rest_seg, _ = ref.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=8))
     co = np.array([[0.3, 0.35, -0.2]])  # 0.35 / 2 * 8 = 1.4 -> segment 1, blend 0.4
     idx, blend = bb.segment_index_and_blend(co, LENGTH, rest_seg)
     assert idx[0] == 1 and blend[0] == pytest.approx(0.4)
@@ -96,7 +96,7 @@ def test_segment_scale_spaces_joints_geometrically():
     """scale_in.y = 1, scale_out.y = 4: segment i's length ~ exp(lerp(log 4, log 1, i / (S - 1)))."""
     segments = 4
     shape = bb.BBoneShape(scale_out=(1.0, 4.0, 1.0))
-    rest, _ = bb.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments, shape=shape))
+    rest, _ = ref.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments, shape=shape))
     fac = np.arange(segments) / (segments - 1)
     weights = np.exp(fac * math.log(4.0))
     expected = LENGTH * np.concatenate([[0], np.cumsum(weights)]) / weights.sum()
@@ -106,7 +106,7 @@ def test_segment_scale_spaces_joints_geometrically():
 def test_scale_and_roll_interpolate_along_the_joints():
     segments = 5
     shape = bb.BBoneShape(scale_in=(2.0, 1.0, 0.5), scale_out=(1.0, 1.0, 3.0), roll_in=0.2, roll_out=-0.6)
-    rest, _ = bb.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments, shape=shape))
+    rest, _ = ref.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments, shape=shape))
     for a in range(segments + 1):
         f = a / segments
         sx, sz = f * 1.0 + (1 - f) * 2.0, f * 3.0 + (1 - f) * 0.5
@@ -119,7 +119,7 @@ def test_scale_and_roll_interpolate_along_the_joints():
 
 def test_dual_quaternions_of_identical_rigid_joints_equal_lbs():
     segments = 6
-    rest_seg, _ = bb.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments))
+    rest_seg, _ = ref.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments))
     channel = rigid(2.0, (1, 1, -0.5), (1.0, 0.0, 0.5))
     deform = np.broadcast_to(channel, (segments + 1, 4, 4)).copy()
     quats = bb.segment_dual_quaternions(REST, rest_seg, deform)
@@ -138,7 +138,7 @@ def test_dual_quaternions_of_identical_rigid_joints_equal_lbs():
 def test_scaled_joint_keeps_its_scale_under_dual_quaternions():
     """A uniformly scaled joint (scale about the bone's head) is reproduced exactly by the pivot term."""
     segments = 3
-    rest_seg, _ = bb.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments))
+    rest_seg, _ = ref.bbone_segment_matrices(bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments))
     scale = REST @ np.diag([1.5, 1.5, 1.5, 1.0]) @ np.linalg.inv(REST)
     deform = np.broadcast_to(scale, (segments + 1, 4, 4)).copy()
     quats = bb.segment_dual_quaternions(REST, rest_seg, deform)
@@ -166,11 +166,11 @@ def test_vertex_matrices_follow_the_handles_in_numpy():
     nxt_rest = REST @ rigid(0.0, (0, 0, 1), (0, LENGTH, 0))
     handle = bb.BBoneHandle(rest=nxt_rest, pose=nxt_rest, length=1.0, segments=1)
     bone = bb.BBoneSpline(rest=REST, length=LENGTH, segments=segments, next=handle)
-    rest_seg, _ = bb.bbone_segment_matrices(bone)
+    rest_seg, _ = ref.bbone_segment_matrices(bone)
     # The handle bone swings 90 degrees about the bone's local X at the tail.
     swung = nxt_rest @ rigid(math.pi / 2, (1, 0, 0), (0, 0, 0))
-    moved = bb.posed_spline(bone, None, swung)
-    _, pose_seg = bb.bbone_segment_matrices(moved, REST)
+    moved = ref.posed_spline(bone, None, swung)
+    _, pose_seg = ref.bbone_segment_matrices(moved, REST)
     joint = LENGTH / 2  # on joint 2
     co = apply(REST, np.array([[0.0, joint, 0.0]]))
     m = ref.vertex_matrices(co, moved, np.eye(4), rest_seg, pose_seg)

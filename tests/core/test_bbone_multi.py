@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Many B-Bones' curves in one pass (``rig_pose_segments_multi``, ``bbone_deform_matrices_multi``)
-give, bit for bit, what each B-Bone gives alone (``rig_pose_segments_many``, and
-``bbone_deform_matrices_many`` in its own products), and agree within 1e-12 with the one-B-Bone
-curve at one pose (``spline_matrices``: ``bbone_reference.one_pose_segments``, never the batched
-pass) and one B-Bone's deform matrices in their own products.
+give, bit for bit, what each B-Bone gives alone through the same functions (the pass's rows do
+not depend on which others share it), and agree within 1e-12 with the one-B-Bone reference curve
+at one pose (``bbone_reference.one_pose_segments``, Blender's functions one call at a time) and
+one B-Bone's deform matrices in their own products (``bbone_deform_matrices_one`` / ``_many``).
 
 The B-Bones are those the Blender tier builds (tests/blender/test_bbone.py ``CASES``): a
 3-bone chain with different segment counts, ease / roll / curve, scale in / out with easing,
-custom handles ABSOLUTE / RELATIVE / TANGENT (with and without handle scale, which sends a
-B-Bone one pose at a time), end roll as in roll; posed with rotations, a rigid pose, the
-extracted pose (Blender's own joints are returned) and non-uniform scale (one at a time).
+custom handles ABSOLUTE / RELATIVE / TANGENT (with and without handle scale and ease), end roll
+as in roll; posed with rotations, a rigid pose, the extracted pose (Blender's own joints are
+returned), a bone scaled non-uniformly (Blender's scaled space) and handles scaled non-uniformly,
+all in the one pass.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def records(edit: Edit, pose_shapes: bool = True) -> list[tuple[bb.RigBBone, int
                                curve_in_x=0.2 * k, curve_out_z=-0.3 * k, scale_in=(1.0 + 0.2 * k, 1.0 + 0.3 * k, 0.9),
                                scale_out=(0.9, 1.0 - 0.2 * k, 1.1))
                  if pose_shapes else bb.NO_POSE_SHAPE)
-        rest_seg, _ = bb.bbone_segment_matrices(spline)
+        rest_seg, _ = ref.bbone_segment_matrices(spline)
         # "Blender's joints at the extracted pose" (the identity here): a value the curve never gives.
         read = rest_seg + 1.0
         at = bb.BBonePose(shape, read, np.tile(np.eye(4), (3, 1, 1)))
@@ -88,7 +89,7 @@ def handles(kind: str, scale: bool) -> Edit:
         if j != 2:
             return
         kw.update(handle_type_start=kind, handle_type_end=kind, prev_bone=0, next_bone=4)
-        if scale:  # handles that read their scale: this B-Bone goes one pose at a time
+        if scale:  # handles that read their scale (handle() gives each a local scale)
             kw.update(use_scale_start=(True, False, True), use_scale_end=(False, True, True), use_ease_start=True,
                       use_ease_end=kind != "TANGENT")
     edit.__name__ = f"handles_{kind.lower()}{'_scale' if scale else ''}"
@@ -105,7 +106,9 @@ def rotation(axis: np.ndarray, angle: float) -> np.ndarray:
     return np.eye(3) + math.sin(angle) * k + (1 - math.cos(angle)) * k @ k
 
 
-#: Poses: 0 the extracted one, 1 rigid, 5 B1 scaled non-uniformly, 6 B0 scaled uniformly, the rest turns.
+#: Poses: 0 the extracted one, 1 rigid, 5 B1 scaled non-uniformly, 6 B0 scaled uniformly, 7 the
+#: handles H0, H1 and B0 (B1's start handle, a B-Bone itself) scaled non-uniformly, 8 B1 and B2 with
+#: their handles all scaled non-uniformly, the rest turns.
 POSES = 40
 
 
@@ -120,7 +123,11 @@ def poses() -> np.ndarray:
             channels[p, j, :3, 3] = rng.normal(size=3) * 0.1
     channels[1, :] = channels[1, 2]  # every bone alike: the chain moves rigidly
     channels[5, 2, :3, :3] = channels[5, 2, :3, :3] @ np.diag([1.0, 1.4, 0.8])  # B1 scaled non-uniformly
-    channels[6, 1, :3, :3] *= 1.3  # B0 scaled uniformly: still batched
+    channels[6, 1, :3, :3] *= 1.3  # B0 scaled uniformly: no scaled space
+    for j, stretch in ((0, (1.3, 0.8, 1.1)), (1, (0.7, 1.2, 1.0)), (4, (0.9, 1.5, 1.2))):
+        channels[7, j, :3, :3] = channels[7, j, :3, :3] @ np.diag(stretch)  # handles scaled
+    for j in range(len(REST)):
+        channels[8, j, :3, :3] = channels[8, j, :3, :3] @ np.diag([1.0 + 0.1 * j, 1.3 - 0.15 * j, 0.9])
     return channels
 
 
@@ -139,8 +146,8 @@ def test_many_bbones_at_once_give_each_bbones_own_bits(case: Edit, pose_shapes: 
     rest = REST
     if layout == "column_major":
         channels, rest = column_major(channels), column_major(REST)
-    # Each B-Bone at its own poses (B1 without the scaled pose 5 in one request: batched then).
-    subsets = [np.arange(POSES), np.delete(np.arange(POSES), 5), np.array([6, 2, 5, 3])]
+    # Each B-Bone at its own poses (B1 without the scaled pose 5 in one request).
+    subsets = [np.arange(POSES), np.delete(np.arange(POSES), 5), np.array([6, 2, 5, 8, 3, 7])]
     requests = [(rb, j, at, shape) for (rb, j, shape), at in zip(rigs, subsets, strict=True)]
     # and all of B1's, scaled one included
     requests.append((rigs[1][0], rigs[1][1], np.arange(POSES), rigs[1][2]))
@@ -161,15 +168,19 @@ def test_many_bbones_at_once_give_each_bbones_own_bits(case: Edit, pose_shapes: 
     for got, again in zip(multi, bb.rig_pose_segments_multi(requests, channels, rest), strict=True):
         assert np.array_equal(got, again)
     # One call per request, in order, from an empty memo (B1 asked twice: its poses computed by
-    # the first request are the memo's, its scaled pose then sends the rest one at a time).
+    # the first request are the memo's).  The same functions on fewer rows: the same bits.
     ref.forget_curves(*(rb for rb, _, _ in rigs))
     one_by_one = [ref.rig_pose_segments_many(rb, j, channels[at], rest, shape) for rb, j, at, shape in requests]
     for (rb, j, at, shape), got, got_deform, alone in zip(requests, multi, deform, one_by_one, strict=True):
         assert got.shape == (len(at), SEGMENTS[j] + 1, 4, 4)
         assert np.array_equal(got, alone), f"B-Bone {j}: {np.abs(got - alone).max():.3g}"
-        alone_deform = ref.bbone_deform_matrices_many(rest[j], channels[at, j], rb.rest_segments, alone)
+        alone_deform = bb.bbone_deform_matrices_multi([rest[j]], [channels[at, j]], [rb.rest_segments], [alone])[0]
         assert np.array_equal(got_deform, alone_deform)
-        for i, p in enumerate(at[:8].tolist()):  # (one at a time is slow)
+        # Against the deform matrices in their own products, a tolerance (another order of sums).
+        np.testing.assert_allclose(
+            got_deform, ref.bbone_deform_matrices_many(rest[j], channels[at, j], rb.rest_segments, alone),
+            rtol=0, atol=1e-12)
+        for i, p in enumerate(at[:9].tolist()):  # (the reference is one pose at a time: slow)
             if p == 0:  # the extracted pose: Blender's read joints
                 assert np.array_equal(got[i], shape.joints)
                 continue
@@ -209,8 +220,11 @@ def test_deform_matrices_of_many_bbones_give_each_bbones_own_bits(layout: str) -
                                          np.tile([[[[0.0, 0.0, 0.0, 1.0]]]], (p, s + 1, 1, 1))], axis=2))
     multi = bb.bbone_deform_matrices_multi(rests, chans, rest_segs, pose_segs)
     for got, args in zip(multi, zip(rests, chans, rest_segs, pose_segs, strict=True), strict=True):
-        assert np.array_equal(got, ref.bbone_deform_matrices_many(*args))
         rest_bone, chan, rest_seg, pose_seg = args
+        # Alone through the same function: the same bits; in its own products: a tolerance.
+        assert np.array_equal(got, bb.bbone_deform_matrices_multi([rest_bone], [chan], [rest_seg], [pose_seg])[0])
+        many = ref.bbone_deform_matrices_many(*args)
+        np.testing.assert_allclose(got, many, rtol=0, atol=1e-9 * max(1.0, np.abs(many).max()))
         for i in range(len(chan)):  # pose by pose, the one-pose function (its own products)
             one = ref.bbone_deform_matrices_one(rest_bone, chan[i], rest_seg, pose_seg[i])
             np.testing.assert_allclose(got[i], one, rtol=0, atol=1e-9 * max(1.0, np.abs(one).max()))

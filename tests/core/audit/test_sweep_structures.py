@@ -146,7 +146,7 @@ def test_bbone_curves_at_many_poses_match_one_pose_at_a_time(start, end, prev_se
     nxt = bb.BBoneHandle(rest=rest[2], pose=rest[2], length=0.85, segments=next_segments)
     spline = bb.BBoneSpline(rest=rest[1], length=1.25, segments=7, shape=shape, handle_type_start=start,
                             handle_type_end=end, prev=prev, next=nxt, mapping_mode=mapping)
-    rest_seg, pose_seg = bb.bbone_segment_matrices(spline)
+    rest_seg, pose_seg = ref.bbone_segment_matrices(spline)
     record = bb.RigBBone(spline, 0, 2, rest_seg)
     at = bb.BBonePose(bb.BBoneShape(ease_in=0.2, roll_out=0.3), pose_seg, np.broadcast_to(np.eye(4), (3, 4, 4)).copy())
     rng = np.random.default_rng(3)

@@ -31,7 +31,7 @@ def with_middle_bbone(mesh, rows, shape):
                             handle_type_start="AUTO", handle_type_end="AUTO",
                             prev=bb.BBoneHandle(rest=rest[0], pose=rest[0], length=length[0], segments=1),
                             next=bb.BBoneHandle(rest=rest[2], pose=rest[2], length=length[2], segments=1))
-    rest_seg, pose_seg = bb.bbone_segment_matrices(spline)
+    rest_seg, pose_seg = ref.bbone_segment_matrices(spline)
     record = bb.RigBBone(spline, 0, 2, rest_seg)
     bbones = tuple(record if j == 1 else None for j in range(len(rows)))
     # The pose it was read at: every bone at rest, Blender's joints there the spline's posed ones.

@@ -29,12 +29,15 @@ The deform matrix of joint ``a`` in armature space is
 
 The package, by what it models:
 
-- ``spline``: the B-Bone curve and its joint matrices, as Blender builds them for one B-Bone
-  (``spline_parameters``, ``spline_handles``, ``spline_matrices``), over rows of curves;
+- ``spline``: a B-Bone's inputs (``BBoneSpline``, ``BBoneHandle``, ``BBoneShape``), its curve
+  values no pose matrix changes (``curve_values``) and the curve's steps over rows of curves;
 - ``mapping``: which segment(s) each vertex follows and its blend;
 - ``deform``: the joints' deform matrices and dual quaternions at a pose, and their sum;
 - ``batched``: the audit's records (``RigBBone``, rest data), what a pose adds to one
-  (``BBonePose``), and their curves at many poses, many B-Bones at once (one vectorised pass per segment count).
+  (``BBonePose``), and their curves at many poses, many B-Bones at once: one vectorised pass per
+  segment count, the only place the product computes a posed curve (scaled poses and handle
+  scale included).  The one-B-Bone curve that follows Blender's functions call by call is kept in
+  the tests (``tests/factories/bbone_reference.py``), as the reference the pass is compared with.
 
 The functions work on arrays; ``BBoneSpline`` and ``BBoneHandle`` are frozen records of one
 bone's inputs.  The only state is what a record and its spline remember of their own
@@ -72,14 +75,8 @@ from .spline import (
     BBoneHandle,
     BBoneShape,
     BBoneSpline,
-    SplineParameters,
-    bbone_segment_matrices,
-    mat3_vec_to_roll,
-    posed_spline,
-    spline_handles,
-    spline_matrices,
-    spline_parameters,
-    vec_roll_to_mat3,
+    CurveValues,
+    curve_values,
 )
 
 __all__ = [
@@ -89,6 +86,7 @@ __all__ = [
     "BBoneShape",
     "BBoneSpline",
     "CURVED",
+    "CurveValues",
     "HANDLE_TYPES",
     "MAX_BBONE_SUBDIV",
     "NO_POSE_SHAPE",
@@ -96,21 +94,14 @@ __all__ = [
     "STRAIGHT",
     "SegmentDualQuaternions",
     "SegmentsRequest",
-    "SplineParameters",
     "accumulate_bbone_dual",
     "bbone_deform_matrices",
     "bbone_deform_matrices_multi",
-    "bbone_segment_matrices",
     "blended_segment_matrices",
-    "mat3_vec_to_roll",
-    "posed_spline",
+    "curve_values",
     "rig_pose_segments",
     "rig_pose_segments_multi",
     "segment_dual_quaternions",
     "segment_index_and_blend",
-    "spline_handles",
-    "spline_matrices",
-    "spline_parameters",
-    "vec_roll_to_mat3",
     "vertex_segments",
 ]

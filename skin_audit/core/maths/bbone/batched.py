@@ -25,20 +25,18 @@ from .spline import (
     NO_POSE_SHAPE,
     BBoneShape,
     BBoneSpline,
-    SplineParameters,
-    _head_tail,
+    CurveValues,
     _matrix,
     _norm,
     bezier_rows,
     circle_tangent_factors,
+    curve_values,
     ease_axes,
     equalize_rows,
-    posed_spline,
+    joins_curves,
     rolls,
     segment_matrices,
     segment_scales,
-    spline_matrices,
-    spline_parameters,
 )
 
 F64 = NDArray[np.float64]
@@ -110,15 +108,6 @@ def rig_pose_segments(rig_bbone: RigBBone, bone: int, channel: ArrayLike, rest: 
     return out
 
 
-def _one_pose_segments(rig_bbone: RigBBone, bone: int, chan: F64, rst: F64, shape: BBoneShape) -> F64:
-    """The general curve (``spline_matrices``) at one armature pose: scaled poses, handle scale."""
-    def pose(k: int) -> F64 | None:
-        return None if k < 0 else chan[k] @ rst[k]
-
-    spline = posed_spline(rig_bbone.spline, pose(rig_bbone.prev_bone), pose(rig_bbone.next_bone))
-    return spline_matrices(spline_parameters(spline, rest=False, pose=chan[bone] @ rst[bone], pose_shape=shape))
-
-
 def _shape(at: BBonePose | None) -> BBoneShape:
     return NO_POSE_SHAPE if at is None else at.shape
 
@@ -126,12 +115,11 @@ def _shape(at: BBonePose | None) -> BBoneShape:
 def rig_pose_segments_multi(requests: Sequence[SegmentsRequest], channels: ArrayLike, rest: ArrayLike) -> list[F64]:
     """``rig_pose_segments`` of several B-Bones, each at its own poses, the curves computed together.
 
-    Each B-Bone's poses are looked up in what was read and in its memo; poses with non-uniform
-    scale, or a B-Bone whose handles read their scale, go one at a time through the general curve;
-    the rest of every B-Bone go through one vectorised pass per segment count: the same operations
-    on each (B-Bone, pose) row, so a B-Bone's bits do not depend on which others share its pass (a
-    rig has dozens of B-Bones, and each pass is mostly numpy's per-call cost on tiny arrays).  The
-    memos are read for every request before they are written.
+    Each B-Bone's poses are looked up in what was read and in its memo; the others of every B-Bone
+    go through one vectorised pass per segment count (scaled poses and handle scale included): the
+    same operations on each (B-Bone, pose) row, so a B-Bone's bits do not depend on which others
+    share its pass (a rig has dozens of B-Bones, and each pass is mostly numpy's per-call cost on
+    tiny arrays).  The memos are read for every request before they are written.
 
     Parameters
     ----------
@@ -164,7 +152,6 @@ def rig_pose_segments_multi(requests: Sequence[SegmentsRequest], channels: Array
     # Rows still to compute, per request: (request, pose indices into chan, rows of its output).
     batched: list[tuple[int, NDArray[np.intp], NDArray[np.intp]]] = []
     for r, (rig_bbone, bone, poses, at_pose) in enumerate(requests):
-        shape = _shape(at_pose)
         pose_ids = np.asarray(poses, dtype=np.intp).reshape(-1)
         out = np.empty((len(pose_ids), *rig_bbone.rest_segments.shape))
         outs.append(out)
@@ -178,24 +165,12 @@ def rig_pose_segments_multi(requests: Sequence[SegmentsRequest], channels: Array
         if not todo:
             continue
         rows = np.array(todo, dtype=np.intp)
-        at = pose_ids[rows]
-        pose_mats = chan[at, bone] @ rst[bone]
-        size = _norm(pose_mats[:, :3, :3], 1)
-        scaled = ((np.abs(size[:, 0] - size[:, 1]) > _NONUNIFORM_SCALE)
-                  | (np.abs(size[:, 1] - size[:, 2]) > _NONUNIFORM_SCALE))
-        if scaled.any() or curve_constants(rig_bbone, shape).handle_scale:
-            for i, p in zip(todo, at.tolist(), strict=True):
-                out[i] = _one_pose_segments(rig_bbone, bone, chan[p], rst, shape)
-                _memo_store(rig_bbone, bone, chan[p], shape, out[i].copy())
-            continue
-        batched.append((r, at, rows))
-    # One pass per segment count (a B-Bone whose unit pose is scaled, never seen, alone).
-    groups: dict[tuple[int, object], list[tuple[int, NDArray[np.intp], NDArray[np.intp]]]] = {}
+        batched.append((r, pose_ids[rows], rows))
+    # One pass per segment count.
+    groups: dict[int, list[tuple[int, NDArray[np.intp], NDArray[np.intp]]]] = {}
     for item in batched:
         rb, _, _, at_pose = requests[item[0]]
-        c = curve_constants(rb, _shape(at_pose))
-        groups.setdefault((c.params.segments, (id(rb), _shape(at_pose)) if c.params.do_scale else -1),
-                          []).append(item)
+        groups.setdefault(curve_constants(rb, _shape(at_pose)).values.segments, []).append(item)
     for group in groups.values():
         consts = [curve_constants(requests[r][0], _shape(requests[r][3])) for r, _, _ in group]
         counts = [len(at) for _, at, _ in group]
@@ -248,10 +223,9 @@ def _rows_apply(m: F64, p: F64) -> F64:
 class _CurveConstants:
     """What one B-Bone's curve takes from its record, the same at every pose (``curve_constants``)."""
 
-    params: SplineParameters  # spline_parameters at a unit pose: the pose-independent values
-    handle_scale: bool  # handles read their scale: one pose at a time
+    values: CurveValues  # ease, roll, curve offsets, scale in / out (the handles' scale included)
     length: float
-    prev: tuple[str, bool, F64, float] | None  # handle type, prev_bbone, rest head, length
+    prev: tuple[str, bool, F64, float] | None  # handle type, joins the curves, rest head, length
     next: tuple[str, bool, F64, float] | None
     cum_scales: F64  # (S,) cumsum of the segments' lengthwise scales
     total_scale: float  # their sum
@@ -267,22 +241,18 @@ def curve_constants(rig_bbone: RigBBone, shape: BBoneShape = NO_POSE_SHAPE) -> _
     hit: _CurveConstants | None = bone.constants.get(key)
     if hit is not None:
         return hit
-    length = float(bone.length)
-    params = spline_parameters(bone, rest=False, pose=bone.rest, pose_shape=shape)
+    values = curve_values(bone, shape)
     prev = nxt = None
     if bone.prev is not None and rig_bbone.prev_bone >= 0:
-        p_arm_head, _ = _head_tail(_matrix(bone.prev.rest, "prev.rest"), bone.prev.length)
         kind = bone.handle_type_start
-        prev = (kind, kind not in ("RELATIVE", "TANGENT") and bone.prev.segments > 1, p_arm_head,
+        prev = (kind, joins_curves(kind, bone.prev), _matrix(bone.prev.rest, "prev.rest")[:3, 3].copy(),
                 float(bone.prev.length))
     if bone.next is not None and rig_bbone.next_bone >= 0:
-        n_arm_head, _ = _head_tail(_matrix(bone.next.rest, "next.rest"), bone.next.length)
         kind = bone.handle_type_end
-        nxt = (kind, kind not in ("RELATIVE", "TANGENT") and bone.next.segments > 1, n_arm_head,
+        nxt = (kind, joins_curves(kind, bone.next), _matrix(bone.next.rest, "next.rest")[:3, 3].copy(),
                float(bone.next.length))
-    segment_lengths, sx, sz = segment_scales(params)
-    handle_scale = any((*bone.use_scale_start, bone.use_ease_start, *bone.use_scale_end, bone.use_ease_end))
-    out = _CurveConstants(params, handle_scale, length, prev, nxt, np.cumsum(segment_lengths),
+    segment_lengths, sx, sz = segment_scales(values.segments, values.scale_in, values.scale_out)
+    out = _CurveConstants(values, float(bone.length), prev, nxt, np.cumsum(segment_lengths),
                           float(segment_lengths.sum()), sx, sz)
     bone.constants[key] = out
     return out
@@ -290,13 +260,14 @@ def curve_constants(rig_bbone: RigBBone, shape: BBoneShape = NO_POSE_SHAPE) -> _
 
 def _spline_matrices_multi(consts: Sequence[_CurveConstants], counts: Sequence[int], pose: F64, prev_pose: F64,
                            next_pose: F64) -> F64:
-    """``spline_matrices(spline_parameters(...))`` for rows without scale: (N, S + 1, 4, 4).
+    """(N, S + 1, 4, 4) Blender's posed B-Bone curves (``BKE_pchan_bbone_spline_params_get``,
+    ``BKE_pchan_bbone_handles_compute``, ``BKE_pchan_bbone_spline_compute`` with ``for_deform``).
 
-    ``counts[b]`` consecutive rows are B-Bone ``b``'s poses, every B-Bone with S segments (and
-    ``params.do_scale`` the same).  ``pose``, ``prev_pose``, ``next_pose`` (N, 4, 4): the bone's
-    and its handles' pose matrices (anything where it has no such handle).  The same steps as
-    ``spline_parameters``, ``spline_handles`` and ``spline_matrices`` (read those for Blender's
-    sources), each over the rows at once, each row's numbers from its own B-Bone's.
+    ``counts[b]`` consecutive rows are B-Bone ``b``'s poses, every B-Bone with S segments.
+    ``pose``, ``prev_pose``, ``next_pose`` (N, 4, 4): the bone's and its handles' pose matrices
+    (anything where it has no such handle).  Blender's steps, each over the rows at once, each
+    row's numbers from its own B-Bone's (``curve_constants``) and its own pose: a pose scaled
+    non-uniformly builds its curve in scaled space (``do_scale``), the others in bone space.
     """
     n = len(pose)
 
@@ -308,11 +279,22 @@ def _spline_matrices_multi(consts: Sequence[_CurveConstants], counts: Sequence[i
     prevs = [c.prev or no_h for c in consts]
     nexts = [c.next or no_h for c in consts]
     length = per_row([c.length for c in consts])
-    imat = affine_inverse(pose)
+    # do_scale: a pose whose axes differ in length builds its curve in the space of that scale,
+    # the handles seen from the pose with unit axes; the others from the pose (scale 1).
+    size = _norm(pose[:, :3, :3], 1)  # (N, 3) the pose's axis lengths
+    scaled = ((np.abs(size[:, 0] - size[:, 1]) > _NONUNIFORM_SCALE)
+              | (np.abs(size[:, 1] - size[:, 2]) > _NONUNIFORM_SCALE))
+    scale = np.where(scaled[:, None], size, 1.0)
+    frame = pose
+    if scaled.any():
+        frame = pose.copy()
+        frame[scaled, :3, :3] /= size[scaled][:, None, :]
+    imat = affine_inverse(frame)
+    scaled_length = length * scale[:, 1]
     head = pose[:, :3, 3]
     tail = head + pose[:, :3, 1] * length[:, None]
     epsilon = _HANDLE_EPSILON * length
-    # Start handle: spline_parameters, then spline_handles.
+    # Start handle: its point in the pose's frame (params_get), then its direction and roll (handles_compute).
     has_prev = per_row([c.prev is not None for c in consts])
     roll1 = np.zeros(n)
     h1 = np.tile([0.0, 1.0, 0.0], (n, 1))
@@ -322,16 +304,12 @@ def _spline_matrices_multi(consts: Sequence[_CurveConstants], counts: Sequence[i
         p_arm_head = per_row([h[2] for h in prevs])
         p_head = prev_pose[:, :3, 3]
         p_tail = p_head + prev_pose[:, :3, 1] * per_row([h[3] for h in prevs])[:, None]
-        relative, tangent = kind == "RELATIVE", kind == "TANGENT"
-        h = np.zeros((n, 3))
-        if (relative | tangent).any():
-            h = _rows_apply(imat, np.where(relative[:, None], head - (p_head - p_arm_head), head - (p_tail - p_head)))
-        absolute = has_prev & ~relative & ~tangent
-        if absolute.any():
-            # The head as a view of its pose matrix, as the per-B-Bone pass has it: einsum's sums
-            # depend on its operands' strides (the last bit).
-            h[absolute] = _rows_apply(imat[absolute], prev_pose[absolute][:, :3, 3])
-        h[prev_bbone, 1] -= length[prev_bbone]
+        # RELATIVE: the handle's head's move from rest, at this head; TANGENT: its direction, ending
+        # at this head; AUTO / ABSOLUTE: its head.
+        point = np.where((kind == "RELATIVE")[:, None], head - (p_head - p_arm_head),
+                         np.where((kind == "TANGENT")[:, None], head - (p_tail - p_head), p_head))
+        h = _rows_apply(imat, point)
+        h[prev_bbone, 1] -= scaled_length[prev_bbone]
         norm = _norm(h, 1)
         h = -np.where((norm < epsilon)[:, None], [[0.0, -1.0, 0.0]], h / np.where(norm > 0.0, norm, 1.0)[:, None])
         rolled = has_prev & ~prev_bbone
@@ -347,29 +325,30 @@ def _spline_matrices_multi(consts: Sequence[_CurveConstants], counts: Sequence[i
         n_arm_head = per_row([h[2] for h in nexts])
         n_head = next_pose[:, :3, 3]
         n_tail = n_head + next_pose[:, :3, 1] * per_row([h[3] for h in nexts])[:, None]
+        # The same at the tail; AUTO / ABSOLUTE: the handle's tail.
         point = np.where((kind == "RELATIVE")[:, None], tail + (n_head - n_arm_head),
                          np.where((kind == "TANGENT")[:, None], tail + (n_tail - n_head), n_tail))
         h = _rows_apply(imat, point)
-        h[~next_bbone, 1] -= length[~next_bbone]
+        h[~next_bbone, 1] -= scaled_length[~next_bbone]
         norm = _norm(h, 1)
         h = np.where((norm < epsilon)[:, None], [[0.0, 1.0, 0.0]], h / np.where(norm > 0.0, norm, 1.0)[:, None])
         roll2[has_next] = rolls(imat[has_next] @ next_pose[has_next], h[has_next])
         h2[has_next] = h[has_next]
-    # The pose-independent values, from each B-Bone's spline_parameters at a unit pose.
-    params = [c.params for c in consts]
-    circle = length * (circle_tangent_factors(h1, h2) / 0.75)
-    h1 = h1 * (per_row([p.ease1 for p in params]) * circle)[:, None]
-    h2 = h2 * (-per_row([p.ease2 for p in params]) * circle)[:, None]
-    roll1 = roll1 + per_row([p.roll1 for p in params])
-    roll2 = roll2 + per_row([p.roll2 for p in params])
-    h1[:, 0] += per_row([p.curve_in_x for p in params])
-    h1[:, 2] += per_row([p.curve_in_z for p in params])
-    h2[:, 0] += per_row([p.curve_out_x for p in params])
-    h2[:, 2] += per_row([p.curve_out_z for p in params])
-    # spline_matrices.
-    segments = params[0].segments
+    # Ease and offsets: each B-Bone's values no pose changes; the offsets in scaled space too.
+    values = [c.values for c in consts]
+    circle = scaled_length * (circle_tangent_factors(h1, h2) / 0.75)
+    h1 = h1 * (per_row([v.ease1 for v in values]) * circle)[:, None]
+    h2 = h2 * (-per_row([v.ease2 for v in values]) * circle)[:, None]
+    roll1 = roll1 + per_row([v.roll1 for v in values])
+    roll2 = roll2 + per_row([v.roll2 for v in values])
+    h1[:, 0] += per_row([v.curve_in_x for v in values]) * scale[:, 0]
+    h1[:, 2] += per_row([v.curve_in_z for v in values]) * scale[:, 2]
+    h2[:, 0] += per_row([v.curve_out_x for v in values]) * scale[:, 0]
+    h2[:, 2] += per_row([v.curve_out_z for v in values]) * scale[:, 2]
+    # The curve and its joints (BKE_pchan_bbone_spline_compute).
+    segments = values[0].segments
     end = np.zeros((n, 3))
-    end[:, 1] = length
+    end[:, 1] = scaled_length
     control = np.stack([np.zeros((n, 3)), h1, end + h2, end], axis=1)
     t = equalize_rows(control, per_row([c.cum_scales for c in consts]), per_row([c.total_scale for c in consts]))
     d1 = np.diff(control, axis=1)
@@ -381,7 +360,8 @@ def _spline_matrices_multi(consts: Sequence[_CurveConstants], counts: Sequence[i
     f = np.arange(segments + 1) / segments
     roll = np.asarray(f * roll2[:, None] + (1.0 - f) * roll1[:, None], dtype=np.float64)
     roll[:, 0], roll[:, -1] = roll1, roll2
-    out = segment_matrices(params[0], pos.reshape(-1, 3), axis.reshape(-1, 3), roll.reshape(-1),
-                            per_row([c.sx for c in consts]).reshape(-1), per_row([c.sz for c in consts]).reshape(-1))
+    out = segment_matrices(pos.reshape(-1, 3), axis.reshape(-1, 3), roll.reshape(-1),
+                           per_row([c.sx for c in consts]).reshape(-1), per_row([c.sz for c in consts]).reshape(-1),
+                           np.repeat(scaled, segments + 1), np.repeat(scale, segments + 1, axis=0))
     return out.reshape(n, segments + 1, 4, 4)
 

@@ -1,22 +1,21 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The B-Bone curve as Blender builds it: the bone's inputs, its spline parameters and handles,
-and the joint matrices along the curve (armature.cc; see the package docstring for the sources).
+"""The B-Bone curve as Blender builds it: the bone's inputs, the curve values no matrix changes,
+and the curve's steps over rows of curves (armature.cc; see the package docstring for the sources).
 
-The curve functions work on rows: the one-B-Bone curve (``spline_matrices``) is the batched
-curve's helpers (``bezier_rows``, ``equalize_rows``, ...) with one row, so both give Blender's
-branches the same way.
+``batched`` runs these steps on many (B-Bone, pose) rows at once; the one-B-Bone curve that
+follows Blender's functions one call at a time is kept in the tests, as the reference the rows
+are compared with.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ...errors import ShapeError
-from ..affine import affine_inverse
 from ..quaternions import blender_matrix_to_quaternion
 
 F64 = NDArray[np.float64]
@@ -43,7 +42,6 @@ _TANGENT_DOT_EPSILON = 1e-7
 _EASE_GAP = 0.1
 #: Lengthwise segment scale is clamped here before its logarithm.
 _MIN_SEGMENT_SCALE = 1e-4
-#: mat4_to_dquat treats a matrix as scaled when its axis lengths differ from 1 by this.
 
 
 @dataclass(frozen=True)
@@ -118,22 +116,19 @@ class BBoneSpline:
 
 
 @dataclass(frozen=True)
-class SplineParameters:
-    """Blender's BBoneSplineParameters, in the bone's (rest or posed) frame."""
+class CurveValues:
+    """A B-Bone's curve values at a pose that no matrix changes: Blender's BBoneSplineParameters
+    (``BKE_pchan_bbone_spline_params_get``, ``rest`` false) without the handle points and rolls.
 
-    segments: int
-    length: float
-    do_scale: bool
-    scale: F64  # (3,)
-    prev_h: F64 | None  # (3,) start handle point, None without a start handle
-    next_h: F64 | None
-    prev_bbone: bool
-    next_bbone: bool
-    prev_mat: F64 | None  # (4, 4) start handle bone in this bone's frame (for its roll)
-    next_mat: F64 | None
+    The Bone's ease / roll / curve plus the PoseBone's, its scale in / out times the PoseBone's,
+    with scale easing, then the handles' local scale (``use_scale_start/end``,
+    ``use_ease_start/end``: read on the handle records, ``BBoneHandle.local_scale``).
+    """
+
+    segments: int  # clamped to MAX_BBONE_SUBDIV
     ease1: float
     ease2: float
-    roll1: float
+    roll1: float  # the Bone's and PoseBone's roll in, plus the start handle's roll out (end roll as in roll)
     roll2: float
     scale_in: F64  # (3,)
     scale_out: F64  # (3,)
@@ -163,17 +158,6 @@ def _segments(m: ArrayLike, name: str) -> F64:
 def _norm(a: F64, axis: int) -> F64:
     """``np.linalg.norm(a, axis=axis)`` for real arrays (the same sum of squares), without its checks."""
     out: F64 = np.sqrt(np.add.reduce(a * a, axis=axis))
-    return out
-
-
-def _apply(m: F64, p: F64) -> F64:
-    out: F64 = m[:3, :3] @ p + m[:3, 3]
-    return out
-
-
-def vec_roll_to_mat3(vec: ArrayLike, roll: float) -> F64:
-    """(3, 3) rotation taking +Y to ``vec`` (normalised), then rolled about it (Blender's own)."""
-    out: F64 = vec_roll_to_mat3_rows(np.asarray(vec, dtype=np.float64)[None], np.array([float(roll)]))[0]
     return out
 
 
@@ -207,12 +191,6 @@ def vec_roll_to_mat3_rows(vec: F64, roll: F64) -> F64:
     rot[:, 2, 1] += s * x
     out: F64 = rot @ b
     return out
-
-
-def mat3_vec_to_roll(mat: ArrayLike, vec: ArrayLike) -> float:
-    """Roll of ``mat`` about ``vec``: the twist about Y of ``inv(vec_roll_to_mat3(vec, 0)) @ mat``."""
-    m = np.asarray(mat, dtype=np.float64)[:3, :3]
-    return float(rolls(m[None], np.asarray(vec, dtype=np.float64)[None])[0])
 
 
 def rolls(mats: F64, vecs: F64) -> F64:
@@ -276,122 +254,45 @@ def equalize_rows(control: F64, cum_scales: F64, total_scale: F64) -> F64:
     return t
 
 
-def _size(m: F64) -> F64:
-    out: F64 = np.linalg.norm(m[:3, :3], axis=0)
-    return out
+def joins_curves(kind: str, handle: BBoneHandle) -> bool:
+    """Blender's ``prev_bbone`` / ``next_bbone``: an AUTO or ABSOLUTE handle with segments of its own
+    joins the two curves (the handle aims along the average direction, the start takes no roll)."""
+    return kind not in ("RELATIVE", "TANGENT") and handle.segments > 1
 
 
-def _normalize_axes(m: F64) -> F64:
-    out = m.copy()
-    out[:3, :3] = m[:3, :3] / np.linalg.norm(m[:3, :3], axis=0)
-    return out
+# -- what a pose does not change ----------------------------------------------------------
 
 
-def _head_tail(m: F64, length: float) -> tuple[F64, F64]:
-    head = m[:3, 3].copy()
-    tail: F64 = head + m[:3, 1] * length
-    return head, tail
+def curve_values(bone: BBoneSpline, pose_shape: BBoneShape = NO_POSE_SHAPE) -> CurveValues:
+    """The B-Bone's curve values with the PoseBone's values ``pose_shape``: the part of Blender's
+    BKE_pchan_bbone_spline_params_get (``rest`` false) that no matrix changes.
 
-
-# -- spline parameters and matrices -----------------------------------------------------
-
-
-def spline_parameters(
-    bone: BBoneSpline,
-    rest: bool,
-    pose: ArrayLike | None = None,
-    pose_shape: BBoneShape = NO_POSE_SHAPE,
-) -> SplineParameters:
-    """Blender's BKE_pchan_bbone_spline_params_get for one B-Bone.
-
-    Parameters
-    ----------
-    bone : the bone's inputs (rest matrix, properties, resolved handle bones).
-    rest : True for the rest shape (handles at rest, Bone values only).
-    pose : (4, 4) float64 ``PoseBone.matrix``; required when ``rest`` is False.
-    pose_shape : the PoseBone's animated B-Bone values (added / multiplied).
+    The handles' local scale is their records' (``BBoneHandle.local_scale``, read with the B-Bone).
     """
-    arm = _matrix(bone.rest, "rest")
-    length = float(bone.length)
-    do_scale = False
-    scale = np.ones(3)
-    if rest:
-        imat = affine_inverse(arm)
-        pose_mat = arm
-    else:
-        if pose is None:
-            raise ShapeError("spline_parameters(rest=False) needs the pose matrix (PoseBone.matrix)")
-        pose_mat = _matrix(pose, "pose")
-        s = _size(pose_mat)
-        if abs(s[0] - s[1]) > _NONUNIFORM_SCALE or abs(s[1] - s[2]) > _NONUNIFORM_SCALE:
-            do_scale, scale = True, s
-        imat = affine_inverse(_normalize_axes(pose_mat) if do_scale else pose_mat)
-    head, tail = _head_tail(pose_mat, length)
-
-    prev_h = next_h = prev_mat = next_mat = None
-    prev_bbone = next_bbone = False
-    prev_scale = np.ones(3)
-    next_scale = np.ones(3)
-    start_flags = (*bone.use_scale_start, bone.use_ease_start)
-    end_flags = (*bone.use_scale_end, bone.use_ease_end)
-
-    if bone.prev is not None:
-        p = bone.prev
-        p_rest, p_pose = _matrix(p.rest, "prev.rest"), _matrix(p.pose, "prev.pose")
-        p_arm_head, p_arm_tail = _head_tail(p_rest, p.length)
-        p_head, p_tail = _head_tail(p_pose, p.length)
-        kind = bone.handle_type_start
-        if kind == "RELATIVE":
-            # Delta movement of the handle's head from its rest, applied at this head.
-            prev_h = np.zeros(3) if rest else _apply(imat, head - (p_head - p_arm_head))
-        elif kind == "TANGENT":
-            h1 = head - ((p_arm_tail - p_arm_head) if rest else (p_tail - p_head))
-            prev_h = _apply(imat, h1)
-        else:
-            prev_bbone = p.segments > 1
-            prev_h = _apply(imat, p_arm_head if rest else p_head)
-        if not prev_bbone:
-            prev_mat = imat @ (p_rest if rest else p_pose)
-            if any(start_flags) and not rest:
-                prev_scale = np.asarray(p.local_scale, dtype=np.float64)
-
-    if bone.next is not None:
-        n = bone.next
-        n_rest, n_pose = _matrix(n.rest, "next.rest"), _matrix(n.pose, "next.pose")
-        n_arm_head, n_arm_tail = _head_tail(n_rest, n.length)
-        n_head, n_tail = _head_tail(n_pose, n.length)
-        kind = bone.handle_type_end
-        if kind == "RELATIVE":
-            next_h = np.array([0.0, length, 0.0]) if rest else _apply(imat, tail + (n_head - n_arm_head))
-        elif kind == "TANGENT":
-            next_h = _apply(imat, tail + ((n_arm_tail - n_arm_head) if rest else (n_tail - n_head)))
-        else:
-            next_bbone = n.segments > 1
-            next_h = _apply(imat, n_arm_tail if rest else n_tail)
-        next_mat = imat @ (n_rest if rest else n_pose)
-        if any(end_flags) and not rest:
-            next_scale = np.asarray(n.local_scale, dtype=np.float64)
-
     b, ps = bone.shape, pose_shape
-    animated = 0.0 if rest else 1.0
-    ease1 = b.ease_in + animated * ps.ease_in
-    ease2 = b.ease_out + animated * ps.ease_out
-    roll1 = b.roll_in + animated * ps.roll_in
-    roll2 = b.roll_out + animated * ps.roll_out
+    ease1 = b.ease_in + ps.ease_in
+    ease2 = b.ease_out + ps.ease_out
+    roll1 = b.roll_in + ps.roll_in
+    roll2 = b.roll_out + ps.roll_out
     if bone.use_endroll_as_inroll and bone.prev is not None:
-        roll1 += bone.prev.roll_out_rest + animated * bone.prev.roll_out_pose
-    scale_in = np.asarray(b.scale_in, dtype=np.float64).copy()
-    scale_out = np.asarray(b.scale_out, dtype=np.float64).copy()
-    if not rest:
-        scale_in *= np.asarray(ps.scale_in, dtype=np.float64)
-        scale_out *= np.asarray(ps.scale_out, dtype=np.float64)
-    cix = b.curve_in_x + animated * ps.curve_in_x
-    ciz = b.curve_in_z + animated * ps.curve_in_z
-    cox = b.curve_out_x + animated * ps.curve_out_x
-    coz = b.curve_out_z + animated * ps.curve_out_z
+        roll1 += bone.prev.roll_out_rest + bone.prev.roll_out_pose
+    scale_in = np.asarray(b.scale_in, dtype=np.float64) * np.asarray(ps.scale_in, dtype=np.float64)
+    scale_out = np.asarray(b.scale_out, dtype=np.float64) * np.asarray(ps.scale_out, dtype=np.float64)
+    cix = b.curve_in_x + ps.curve_in_x
+    ciz = b.curve_in_z + ps.curve_in_z
+    cox = b.curve_out_x + ps.curve_out_x
+    coz = b.curve_out_z + ps.curve_out_z
     if bone.use_scale_easing:
         ease1, cix, ciz = ease1 * scale_in[1], cix * scale_in[1], ciz * scale_in[1]
         ease2, cox, coz = ease2 * scale_out[1], cox * scale_out[1], coz * scale_out[1]
+    # Custom handle scale: the start handle's only where it does not join the two curves.
+    prev_scale = np.ones(3)
+    next_scale = np.ones(3)
+    if (bone.prev is not None and not joins_curves(bone.handle_type_start, bone.prev)
+            and any((*bone.use_scale_start, bone.use_ease_start))):
+        prev_scale = np.asarray(bone.prev.local_scale, dtype=np.float64)
+    if bone.next is not None and any((*bone.use_scale_end, bone.use_ease_end)):
+        next_scale = np.asarray(bone.next.local_scale, dtype=np.float64)
     for axis in range(3):
         if bone.use_scale_start[axis]:
             scale_in[axis] *= prev_scale[axis]
@@ -401,153 +302,51 @@ def spline_parameters(
         ease1, cix, ciz = ease1 * prev_scale[1], cix * prev_scale[1], ciz * prev_scale[1]
     if bone.use_ease_end:
         ease2, cox, coz = ease2 * next_scale[1], cox * next_scale[1], coz * next_scale[1]
-
-    return SplineParameters(
-        segments=min(int(bone.segments), MAX_BBONE_SUBDIV), length=length, do_scale=do_scale, scale=scale,
-        prev_h=prev_h, next_h=next_h, prev_bbone=prev_bbone, next_bbone=next_bbone,
-        prev_mat=prev_mat, next_mat=next_mat, ease1=ease1, ease2=ease2, roll1=roll1, roll2=roll2,
-        scale_in=scale_in, scale_out=scale_out, curve_in_x=cix, curve_in_z=ciz, curve_out_x=cox,
-        curve_out_z=coz,
-    )
+    return CurveValues(
+        segments=min(int(bone.segments), MAX_BBONE_SUBDIV), ease1=ease1, ease2=ease2, roll1=roll1, roll2=roll2,
+        scale_in=scale_in, scale_out=scale_out, curve_in_x=cix, curve_in_z=ciz, curve_out_x=cox, curve_out_z=coz)
 
 
-
-
-def spline_handles(params: SplineParameters) -> tuple[F64, float, F64, float]:
-    """Blender's BKE_pchan_bbone_handles_compute (ease and offsets on): ``h1, roll1, h2, roll2``."""
-    length = params.length
-    epsilon = _HANDLE_EPSILON * length
-    if params.do_scale:
-        length *= params.scale[1]
-    roll1 = roll2 = 0.0
-    if params.prev_h is not None:
-        h1 = params.prev_h.copy()
-        if params.prev_bbone:
-            # Both bones bendy: aim along the average direction (prev head to this tail).
-            h1[1] -= length
-        norm = np.linalg.norm(h1)
-        h1 = np.array([0.0, -1.0, 0.0]) if norm < epsilon else h1 / norm
-        h1 = -h1
-        if not params.prev_bbone and params.prev_mat is not None:
-            roll1 = mat3_vec_to_roll(params.prev_mat, h1)
-    else:
-        h1 = np.array([0.0, 1.0, 0.0])
-    if params.next_h is not None:
-        h2 = params.next_h.copy()
-        if not params.next_bbone:
-            h2[1] -= length
-        norm = np.linalg.norm(h2)
-        h2 = np.array([0.0, 1.0, 0.0]) if norm < epsilon else h2 / norm
-        assert params.next_mat is not None
-        roll2 = mat3_vec_to_roll(params.next_mat, h2)
-    else:
-        h2 = np.array([0.0, 1.0, 0.0])
-
-    circle = length * (float(circle_tangent_factors(h1[None], h2[None])[0]) / 0.75)
-    h1 = h1 * (params.ease1 * circle)
-    h2 = h2 * (-params.ease2 * circle)
-
-    roll1 += params.roll1
-    roll2 += params.roll2
-    # Blender's correction for the curve offsets in non-uniformly scaled space.
-    xs = params.scale[0] if params.do_scale else 1.0
-    zs = params.scale[2] if params.do_scale else 1.0
-    h1[0] += params.curve_in_x * xs
-    h1[2] += params.curve_in_z * zs
-    h2[0] += params.curve_out_x * xs
-    h2[2] += params.curve_out_z * zs
-    return h1, roll1, h2, roll2
-
-
-def segment_matrices(params: SplineParameters, pos: F64, axis: F64, roll: F64, sx: F64, sz: F64) -> F64:
-    """(N, 4, 4) joint matrices from (N, 3) positions and axes, (N,) rolls and X / Z scales."""
-    m = np.zeros((len(pos), 4, 4))
-    m[:, :3, :3] = vec_roll_to_mat3_rows(axis, roll)
-    m[:, :3, 3] = pos
-    m[:, 3, 3] = 1.0
-    if params.do_scale:
-        # The curve was built in scaled space; bring the matrices back to bone space.
-        m = np.diag([*(1.0 / params.scale), 1.0]) @ m @ np.diag([*params.scale, 1.0])
-    m[:, :3, 0] *= sx[:, None]
-    m[:, :3, 2] *= sz[:, None]
-    return m
-
-
-def segment_scales(params: SplineParameters) -> tuple[F64, F64, F64]:
-    """The joints' lengthwise segment scales (S,) and X / Z scales (S + 1,) from the scale in / out."""
-    segments = params.segments
-    log_in = np.log(max(params.scale_in[1], _MIN_SEGMENT_SCALE))
-    log_out = np.log(max(params.scale_out[1], _MIN_SEGMENT_SCALE))
+def segment_scales(segments: int, scale_in: F64, scale_out: F64) -> tuple[F64, F64, F64]:
+    """The joints' lengthwise segment scales (S,) and X / Z scales (S + 1,) from the (3,) scale in / out
+    (BKE_pchan_bbone_spline_compute)."""
+    log_in = np.log(max(scale_in[1], _MIN_SEGMENT_SCALE))
+    log_out = np.log(max(scale_out[1], _MIN_SEGMENT_SCALE))
     # One segment has no in/out gradient (Blender never deforms with it; kept finite here).
     fac = np.arange(segments) / max(segments - 1, 1)
     lengthwise = np.exp(fac * log_out + (1.0 - fac) * log_in)
     f = np.arange(segments + 1) / segments
-    sx = f * params.scale_out[0] + (1.0 - f) * params.scale_in[0]
-    sz = f * params.scale_out[2] + (1.0 - f) * params.scale_in[2]
-    sx[0], sz[0], sx[-1], sz[-1] = params.scale_in[0], params.scale_in[2], params.scale_out[0], params.scale_out[2]
+    sx = f * scale_out[0] + (1.0 - f) * scale_in[0]
+    sz = f * scale_out[2] + (1.0 - f) * scale_in[2]
+    sx[0], sz[0], sx[-1], sz[-1] = scale_in[0], scale_in[2], scale_out[0], scale_out[2]
     return lengthwise, sx, sz
 
 
-def spline_matrices(params: SplineParameters) -> F64:
-    """Blender's BKE_pchan_bbone_spline_compute with ``for_deform``.
-
-    Returns
-    -------
-    (S + 1, 4, 4) float64 joint matrices in bone space (``bbone_segment_matrix``).
-    """
-    segments = params.segments
-    length = params.length * (params.scale[1] if params.do_scale else 1.0)
-    h1, roll1, h2, roll2 = spline_handles(params)
-    end = np.array([0.0, length, 0.0])
-    control = np.array([np.zeros(3), h1, end + h2, end])
-    lengthwise, sx, sz = segment_scales(params)
-    t = equalize_rows(control[None], np.cumsum(lengthwise)[None], np.array([float(lengthwise.sum())]))[0]
-
-    d1 = np.diff(control, axis=0)
-    d2 = np.diff(d1, axis=0)
-    # Joint a of S sits at curve parameter t[a]; the end joints use the eased end tangents.
-    pos, tangent = bezier_rows(control[None], t[None, 1:segments])
-    f = np.arange(segments + 1) / segments
-    axis = np.concatenate([ease_axes(d1[:1], d2[:1]), tangent[0], ease_axes(d1[2:], -d2[1:])])
-    pos = np.concatenate([control[:1], pos[0], control[3:]])
-    roll = f * roll2 + (1.0 - f) * roll1
-    roll[0], roll[-1] = roll1, roll2
-    return segment_matrices(params, pos, axis, roll, sx, sz)
+# -- joint matrices, over rows ------------------------------------------------------------
 
 
-def bbone_segment_matrices(
-    bone: BBoneSpline, pose: ArrayLike | None = None, pose_shape: BBoneShape = NO_POSE_SHAPE
-) -> tuple[F64, F64]:
-    """Rest and posed joint matrices of one B-Bone, in bone space.
+def segment_matrices(pos: F64, axis: F64, roll: F64, sx: F64, sz: F64, scaled: NDArray[np.bool_],
+                     scale: F64) -> F64:
+    """(N, 4, 4) Blender's make_bbone_spline_matrix over N joints.
 
     Parameters
     ----------
-    bone : the bone's inputs; its handles' ``pose`` matrices are read for the posed curve.
-    pose : (4, 4) float64 ``PoseBone.matrix`` (None: the rest pose, ``bone.rest``).
-    pose_shape : the PoseBone's animated B-Bone values.
-
-    Returns
-    -------
-    rest : (S + 1, 4, 4) float64, ``bbone_segment_matrix(i, rest=True)``
-    posed : (S + 1, 4, 4) float64, ``bbone_segment_matrix(i, rest=False)``
+    pos, axis : (N, 3) float64 the joints' positions and curve tangents
+    roll, sx, sz : (N,) float64 their rolls and X / Z scales
+    scaled : (N,) bool the joints whose curve was built in scaled space (``do_scale``)
+    scale : (N, 3) float64 the pose's scale there (read only where ``scaled``)
     """
-    pose_mat = bone.rest if pose is None else pose
-    return (spline_matrices(spline_parameters(bone, rest=True)),
-            spline_matrices(spline_parameters(bone, rest=False, pose=pose_mat, pose_shape=pose_shape)))
-
-
-def posed_spline(bone: BBoneSpline, prev_pose: ArrayLike | None, next_pose: ArrayLike | None) -> BBoneSpline:
-    """The same B-Bone with its handle bones' pose matrices replaced (poses made in numpy).
-
-    Parameters
-    ----------
-    prev_pose, next_pose : (4, 4) float64 handle bones' ``PoseBone.matrix`` at the new pose
-        (ignored where the bone has no such handle).
-    """
-    prev = bone.prev
-    nxt = bone.next
-    if prev is not None and prev_pose is not None:
-        prev = replace(prev, pose=_matrix(prev_pose, "prev_pose"))
-    if nxt is not None and next_pose is not None:
-        nxt = replace(nxt, pose=_matrix(next_pose, "next_pose"))
-    return replace(bone, prev=prev, next=nxt)
+    m = np.zeros((len(pos), 4, 4))
+    m[:, :3, :3] = vec_roll_to_mat3_rows(axis, roll)
+    m[:, :3, 3] = pos
+    m[:, 3, 3] = 1.0
+    if scaled.any():
+        # Back from scaled space: inv(D) m D with D = diag(scale, 1), entry by entry ((1 / s_i) m_ij) s_j.
+        s = scale[scaled]
+        back = m[scaled]
+        back[:, :3, :] *= (1.0 / s)[:, :, None]
+        back[:, :, :3] *= s[:, None, :]
+        m[scaled] = back
+    m[:, :3, 0] *= sx[:, None]
+    m[:, :3, 2] *= sz[:, None]
+    return m
