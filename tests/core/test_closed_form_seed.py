@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from skin_audit.core.maths.lbs import linear_blend_skinning
-from skin_audit.core.twist.closed_form import mid_ring_ratio, radius_ratio, twisted_positions
+from skin_audit.core.twist.closed_form import radius_ratio, twisted_positions
 from skin_audit.core.twist.cylinder import MID_RING, build_cylinder, linear_height_weights
 from skin_audit.core.twist.seed import seed_figures, seed_rig, seed_skin
 
@@ -114,7 +114,6 @@ def test_theta_120_radius_by_actual_lbs_of_a_point(w_child, expected):
 
 def test_mid_ring_ratio_is_abs_cos_half_theta():
     for theta in (0.0, 1.0, np.pi, 4.0, -1.3):
-        assert mid_ring_ratio(theta) == pytest.approx(abs(math.cos(theta / 2.0)), abs=1e-16)
         assert radius_ratio(0.5, theta) == pytest.approx(abs(math.cos(theta / 2.0)), abs=1e-15)
 
 

@@ -11,15 +11,14 @@ from skin_audit.core.maths.dqs import dual_quaternion_skinning
 from skin_audit.core.maths.lbs import linear_blend_skinning
 from skin_audit.core.twist.cylinder import (
     MID_RING,
-    boundary_edges,
     build_cylinder,
-    check_bind_mesh,
     count_degenerate,
     linear_height_weights,
     triangle_areas,
     unique_edges,
 )
 from skin_audit.core.twist.seed import seed_skin
+from tests.factories.bind_mesh import boundary_edges, check_bind_mesh
 
 CYL = build_cylinder()
 

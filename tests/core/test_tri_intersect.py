@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skin_audit.core.maths.tri_intersect import candidate_pairs, intersecting_pairs, triangles_intersect
+from skin_audit.core.maths.tri_intersect import candidate_pairs, triangles_intersect
+from tests.factories.contact_reference import intersecting_pairs
 
 
 def _edge_crosses(p, q, tri) -> bool:

@@ -81,10 +81,9 @@ def test_contacts_agree_with_blender_at_the_pose(bpy, empty_scene, degrees, pene
     from mathutils.bvhtree import BVHTree
 
     from skin_audit.blender.read.extract import extract
-    from skin_audit.core.audit.interpenetration import contact_positions
     from skin_audit.core.audit.pose_sweep import SweepPose
-    from skin_audit.core.maths.tri_intersect import intersecting_pairs
     from tests.core.test_tri_intersect import reference
+    from tests.factories.contact_reference import contact_positions, intersecting_pairs
     from tests.factories.planted_rigs import limb
 
     obj, arm, _ = limb(limit=(0.0, 170.0))
@@ -153,8 +152,8 @@ def test_sleeve_contacts_agree_with_blender_at_the_pose(bpy, empty_scene, sleeve
     from mathutils.bvhtree import BVHTree
 
     from skin_audit.blender.read.extract import extract
-    from skin_audit.core.maths.tri_intersect import intersecting_pairs
     from tests.core.test_tri_intersect import reference
+    from tests.factories.contact_reference import intersecting_pairs
     from tests.factories.planted_rigs import limb
 
     obj, arm, cover = limb(sleeve=sleeve, limit=(0.0, 90.0))

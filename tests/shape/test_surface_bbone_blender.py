@@ -83,9 +83,10 @@ def test_the_contact_test_poses_bbones_as_blender_does(bpy, bone, axis, degrees)
     """The contact test's posed positions (armature space) at a turn against Blender's evaluated
     mesh at the same turn: the B-Bones bend by their curves there too."""
     from skin_audit.blender.read.extract import extract
-    from skin_audit.core.audit.interpenetration import contact_positions, interpenetration
+    from skin_audit.core.audit.interpenetration import interpenetration
     from skin_audit.core.audit.pose_sweep import SweepPose
     from tests.blender.test_bbone import POSITION_TOL
+    from tests.factories.contact_reference import contact_positions
 
     arm, tube = build_rig(bpy, segments=(4, 4, 4))
     evaluate(bpy, tube)

@@ -170,21 +170,6 @@ def linear_rows(mesh: SkinnedMesh, table: JacobianTable, matrices: F64) -> F64:
     return rows
 
 
-def frame_linear(mesh: SkinnedMesh, channels: F64, by_runs: bool = False) -> F64:
-    """(P, V, 3, 3) the deform map's linear part at each vertex, in mesh space, per pose
-    (``linear_rows`` in vertex order).
-
-    Parameters
-    ----------
-    channels : (P, J, 4, 4) float64, ``matrix_channel`` of every bone at each pose
-    by_runs : through the layout's runs even without B-Bones (the two ways agree; a test holds them)
-    """
-    table = jacobian_table(mesh, by_runs)
-    rows = linear_rows(mesh, table, frame_matrices(mesh, channels)[0])
-    out = rows[table.vertex_row].transpose(1, 0, 2)
-    return np.ascontiguousarray(out).reshape(len(channels), mesh.vertex_count, 3, 3)
-
-
 def _measure(linear: F64) -> tuple[F64, F64]:
     """``smallest_singular_and_det`` of (N, 9) rows in blocks sharing one workspace per thread (no block
     allocates its temporaries afresh); the blocks split between the threads (numpy's loops release the

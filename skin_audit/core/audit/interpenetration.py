@@ -325,20 +325,6 @@ def _displacement(char: _Character, channel: F64, moved: Sequence[int], local: I
     return disp
 
 
-def contact_positions(meshes: Sequence[SkinnedMesh], pose: SweepPose) -> F64:
-    """(V, 3) every mesh's vertices (end to end, armature space) at ``pose`` as the contact test
-    deforms them."""
-    char = _character(meshes)
-    if char is None:
-        return np.zeros((0, 3))
-    bones = meshes[0].bones  # (a test pose: B-Bone pose properties at rest)
-    channel = turned_channels(bones, pose.bone, rotation(pose.axis, np.radians(pose.degrees))[None])[0]
-    moved = _moved_bones(char, bones, channel[None])
-    local = np.arange(len(char.points), dtype=np.intp)
-    out: F64 = char.points + _displacement(char, channel, moved, local, len(char.points), bones)
-    return out
-
-
 def _contacts_at(char: _Character, tris: IntP, corners: F64, side: NDArray[np.int8], pose: SweepPose,
                  joint: F64, radius: float) -> list[Contact]:
     """New contacts among the triangles ``tris`` posed at ``corners`` (n, 3, 3), sides ``side``."""

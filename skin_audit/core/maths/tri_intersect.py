@@ -169,28 +169,3 @@ def candidate_pairs(lo: F64, hi: F64, side: NDArray[np.int8] | None = None) -> t
     i, j = i[overlap], j[overlap]
     pair = np.unique(i.astype(np.int64) * n + j)
     return (pair // n).astype(np.intp), (pair % n).astype(np.intp)
-
-
-def intersecting_pairs(points: F64, triangles: IntP, side: NDArray[np.int8] | None = None
-                       ) -> tuple[IntP, IntP]:
-    """Pairs of triangles of ``points`` that intersect, sharing no vertex.
-
-    Parameters
-    ----------
-    points : (V, 3) float64
-    triangles : (T, 3) intp, vertex indices (weld coincident vertices first for seams)
-    side : (T,) int8, optional; see ``candidate_pairs``
-
-    Returns
-    -------
-    two (m,) intp arrays of triangle indices, ``i < j``
-    """
-    points = np.asarray(points, dtype=np.float64)
-    triangles = np.asarray(triangles, dtype=np.intp)
-    corners = points[triangles]  # (T, 3, 3)
-    i, j = candidate_pairs(corners.min(axis=1), corners.max(axis=1), side)
-    ti, tj = triangles[i], triangles[j]
-    shared = (ti[:, :, None] == tj[:, None, :]).any(axis=(1, 2))
-    i, j = i[~shared], j[~shared]
-    hit = triangles_intersect(corners[i], corners[j])
-    return i[hit], j[hit]

@@ -41,8 +41,3 @@ def radius_ratio(child_weight: ArrayLike, theta: float) -> NDArray[np.float64]:
     shrink = 4.0 * w * (1.0 - w) * np.sin(theta / 2.0) ** 2
     ratio: NDArray[np.float64] = np.sqrt(np.maximum(1.0 - shrink, 0.0))
     return ratio
-
-
-def mid_ring_ratio(theta: float) -> float:
-    """``|cos(theta/2)|``: the equal-weight ring's radius ratio."""
-    return float(abs(np.cos(theta / 2.0)))

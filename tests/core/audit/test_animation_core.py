@@ -60,7 +60,7 @@ def test_each_frames_worst_is_the_closed_form_of_the_middle_ring():
 
 
 def test_the_influence_table_and_the_layouts_runs_give_one_jacobian():
-    from skin_audit.core.audit.animation import frame_linear
+    from tests.factories.animation_reference import frame_linear
 
     rig = nr.chain_tube(("Root", "Child", "Tip"))
     mesh = nr.skinned_mesh(rig, mesh_to_armature=nr.rotation("x", 0.3) @ np.diag([2.0, 2.0, 2.0, 1.0]))
