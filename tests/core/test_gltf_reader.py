@@ -368,7 +368,8 @@ def test_file_checks_on_a_tiny_file(tmp_path):
 
 def test_blender_gltf_exporter_model():
     from skin_audit.core.engines.targets import BLENDER_GLTF_EXPORTER
-    from skin_audit.core.engines.weights import exported_deform, exporter_weights
+    from skin_audit.core.engines.weights import exporter_weights
+    from tests.factories.engine_reference import exported_deform
 
     joints = np.array([[0, 1, 2, 3, 4, 5], [0, 1, 0, 0, 0, 0]])
     weights = np.array([[0.05, 0.5, 0.00005, 0.3, 0.2, 0.1], [0.00009, 0.0, 0, 0, 0, 0]])

@@ -27,6 +27,7 @@ from skin_audit.core.engines.targets import get_target
 from skin_audit.core.gltf.document import load_gltf
 from skin_audit.core.gltf.skin import skinned_primitives
 from skin_audit.core.tolerances import BABYLON_MATCH_RELATIVE
+from tests.factories.engine_reference import babylon_pose
 
 from .variants import ASSETS, CESIUM, NEGATIVE_VARIANTS, VARIANTS, Rewrite
 
@@ -257,7 +258,7 @@ def _joint_matrices(path: Path, time: float, prim: babylon.BabylonPrimitive) -> 
     from skin_audit.core.gltf.skin import joint_matrices
 
     doc = load_gltf(path)
-    return joint_matrices(doc, prim.primitive.skin, babylon.babylon_pose(doc, 0, time))
+    return joint_matrices(doc, prim.primitive.skin, babylon_pose(doc, 0, time))
 
 
 @pytest.mark.parametrize("name", ["unnormalised", "second_set", "quantised_ubyte", "quantised_ushort", "CesiumMan"])

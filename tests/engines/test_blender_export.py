@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from skin_audit.core.engines.targets import BLENDER_GLTF_EXPORTER, THREEJS
-from skin_audit.core.engines.weights import exported_deform, exporter_weights
+from skin_audit.core.engines.weights import exporter_weights
 from skin_audit.core.gltf.document import load_gltf
 from skin_audit.core.gltf.skin import skinned_primitives
+from tests.factories.engine_reference import exported_deform
 
 from .conftest import run_node
 

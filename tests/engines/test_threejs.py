@@ -13,9 +13,9 @@ import pytest
 
 from skin_audit.core.engines.gltf_path import gltf_engine_positions
 from skin_audit.core.engines.targets import THREEJS, Target, get_target
-from skin_audit.core.gltf.animation import animation_duration
 from skin_audit.core.gltf.checks import file_checks
 from skin_audit.core.gltf.document import load_gltf
+from tests.factories.engine_reference import animation_duration
 
 from .conftest import run_node
 from .variants import ASSETS, MORPH_VARIANTS, NEGATIVE_VARIANTS, VARIANTS

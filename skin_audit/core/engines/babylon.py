@@ -431,28 +431,6 @@ def babylon_findings(
     return findings
 
 
-def babylon_pose(doc: GltfDocument, clip: str | int | None = None, time: float | None = None) -> NDArray[np.float64]:
-    """World matrices of every node, with the clip at ``time`` seconds as Babylon samples it.
-
-    Rule 6: keys and node quaternions as stored, ``Quaternion.Slerp`` (the ``"babylon"``
-    rule of :mod:`..gltf.animation`), clamped outside the keys.
-
-    Parameters
-    ----------
-    doc : GltfDocument
-    clip : str, int or None
-        Animation name or index (the first when None).
-    time : float or None
-        Seconds; None is the rest pose.
-
-    Returns
-    -------
-    (N, 4, 4) float64
-        Column-vector world matrices in the glTF frame.
-    """
-    return pose_at(doc, clip, time, "babylon", "as_stored").world
-
-
 @dataclass(frozen=True)
 class BabylonPrimitive:
     """One skinned primitive as Babylon deforms it at a pose (glTF frame)."""

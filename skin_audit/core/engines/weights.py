@@ -149,30 +149,6 @@ def deform_layout(layout: PosedLayout, joint_matrices: ArrayLike) -> NDArray[np.
     return out
 
 
-def exported_deform(
-    rest_positions: ArrayLike, joints: ArrayLike, weights: ArrayLike, joint_matrices: ArrayLike, target: Target
-) -> NDArray[np.float64]:
-    """Positions ``target`` draws for a .blend: its exporter, then the runtime's rules.
-
-    Parameters
-    ----------
-    rest_positions : (V, 3) float
-        Bind-pose positions in the armature's space.
-    joints, weights : (V, K)
-        Blender's influences (vertex groups of deforming bones).
-    joint_matrices : (J, 4, 4) float
-        Each bone's skinning matrix at the pose.
-    target : Target
-        ``target.exporter`` None means the runtime reads Blender's influences directly.
-
-    Returns
-    -------
-    (V, 3) float64
-        Vertices bound to the exporter's neutral joint stay at their rest position.
-    """
-    return deform_prepared(rest_positions, prepare_exported(joints, weights, target), joint_matrices)
-
-
 def engine_weights(
     joints: ArrayLike,
     weights: ArrayLike,

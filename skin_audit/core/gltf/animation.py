@@ -211,19 +211,6 @@ def sample(sampler: Sampler, t: float, path: str, rule: InterpolationRule = "spe
     return out
 
 
-def animation_duration(doc: GltfDocument, anim: int) -> float:
-    """Last key time over the animation's samplers (three.js's clip duration), in seconds."""
-    a = doc.item("animations", anim, "animation")
-    # Input times only: a morph-weights output holds several values per key.
-    ends = [
-        float(read_accessor(doc, s.get("input"), f"animation {anim} sampler {i} input")[-1, 0])
-        for i, s in enumerate(a.get("samplers", []))
-    ]
-    if not ends:
-        raise doc.fail(f"animation {anim}", "has no samplers")
-    return max(ends)
-
-
 def animated_transforms(
     doc: GltfDocument, rest: NodeTransforms, anim: int | None, t: float, rule: InterpolationRule = "spec"
 ) -> NodeTransforms:
