@@ -325,7 +325,7 @@ def judge_recomputation(mesh: SkinnedMesh, rec: Recomputed, skip: NDArray[np.boo
 
 
 @dataclass(frozen=True)
-class TestPoseBlends:
+class PoseBlends:
     """The test poses blended Blender's way, together (the B-Bone curves of every pose in one pass):
     the cleared pose (the drift family's) and the stress poses where the target needs both blends
     (the engine family's)."""
@@ -342,7 +342,7 @@ class TestPoseBlends:
     cleared_rows: NDArray[np.intp]
 
 
-def blend_test_poses(mesh: SkinnedMesh, options: AuditOptions, prepared: PreparedTarget) -> TestPoseBlends:
+def blend_test_poses(mesh: SkinnedMesh, options: AuditOptions, prepared: PreparedTarget) -> PoseBlends:
     """Blender's blend at the cleared pose and the stress poses the target needs it at."""
     offsets: dict[str, F64] = {}
     poses = [("current", None)] + [(p.name, p.channel) for p in
@@ -365,10 +365,10 @@ def blend_test_poses(mesh: SkinnedMesh, options: AuditOptions, prepared: Prepare
     # Test poses start from rest, B-Bone pose properties included.
     blended = recompute_blender_many(mesh, from_rest(np.array(cleared_pose + [c for _, c in both if c is not None])))
     cleared = blended[0] if cleared_pose else None
-    return TestPoseBlends(offsets, both, blended[1:] if cleared_pose else blended, cleared, cleared_rows)
+    return PoseBlends(offsets, both, blended[1:] if cleared_pose else blended, cleared, cleared_rows)
 
 
-def judge_drift(mesh: SkinnedMesh, options: AuditOptions, poses: TestPoseBlends, skip: NDArray[np.bool_]) -> Judged:
+def judge_drift(mesh: SkinnedMesh, options: AuditOptions, poses: PoseBlends, skip: NDArray[np.bool_]) -> Judged:
     """Bind-pose drift: at rest the mesh must not move; cleared channels must sit at rest."""
     out = Judged()
     size = mesh.size()
@@ -423,7 +423,7 @@ def judge_drift(mesh: SkinnedMesh, options: AuditOptions, poses: TestPoseBlends,
     return out
 
 
-def judge_engines(mesh: SkinnedMesh, options: AuditOptions, rec: Recomputed, poses: TestPoseBlends,
+def judge_engines(mesh: SkinnedMesh, options: AuditOptions, rec: Recomputed, poses: PoseBlends,
                   target: Target, prepared: PreparedTarget) -> Judged:
     """Engine divergence at the read pose and the standard stress poses, for the chosen target
     (the read pose deformed Blender's way as ``rec``, the others in ``poses``)."""
