@@ -99,16 +99,14 @@ def test_the_dqs_measure_is_one_at_each_vertex_worst_pose(bpy):
     evaluate(bpy, tube)
     mesh = extract(tube, tube.modifiers[0], bpy.context.evaluated_depsgraph_get(), measure_drift=False)
     result = pose_sweep.run_sweep(mesh, (90.0, 180.0))
-    from_rest = mesh
-    co = from_rest.rest_armature
     on_bbones = 0
     bbone_vertices = np.zeros(mesh.vertex_count, dtype=bool)
-    for bone, idx, _ in from_rest.deform_columns:
-        bbone_vertices[idx] |= from_rest.bones.bbone_segments[bone] > 1
+    for bone, idx, _ in mesh.deform_columns:
+        bbone_vertices[idx] |= mesh.bones.bbone_segments[bone] > 1
     for k in np.unique(result.worst_pose[result.worst_pose >= 0]):
         vs = np.flatnonzero(result.worst_pose == k)
-        posed = Pose(pose_sweep.pose_channel(from_rest, result.poses[k]))  # a test pose: from rest
-        dual = accumulate_dual(co, from_rest.deform_columns, from_rest, posed)
+        posed = Pose(pose_sweep.pose_channel(mesh, result.poses[k]))  # a test pose: from rest
+        dual = accumulate_dual(mesh, posed)
         smallest, det = dqs_rotation_measures(dual.real[vs])
         assert np.abs(smallest - 1.0).max() < 1e-12 and np.abs(det - 1.0).max() < 1e-12
         on_bbones += int(bbone_vertices[vs].sum())

@@ -105,9 +105,10 @@ class DualAccumulation:
     order_sensitive: NDArray[np.bool_]
 
 
-def accumulate_dual(co: F64, columns: list[tuple[int, NDArray[np.intp], F64]], mesh: SkinnedMesh,
-                    pose: Pose) -> DualAccumulation:
-    """Blender's add_weighted_dq_dq_pivot over the columns at ``pose``, in group order."""
+def accumulate_dual(mesh: SkinnedMesh, pose: Pose) -> DualAccumulation:
+    """Blender's add_weighted_dq_dq_pivot over the mesh's deform columns at ``pose``, in group order,
+    at its rest positions in armature space."""
+    co, columns = mesh.rest_armature, mesh.deform_columns
     v = len(co)
     real = np.zeros((v, 4))
     trans = np.zeros((v, 4))
@@ -336,7 +337,7 @@ def _recompute(mesh: SkinnedMesh, poses: Sequence[Pose],
     elif mesh.modifier.preserve_volume:
         arm_co = mesh.rest_armature
         for k, pose in enumerate(poses):
-            dual = accumulate_dual(arm_co, mesh.deform_columns, mesh, pose)
+            dual = accumulate_dual(mesh, pose)
             out[k] = apply_affine(back, finish_dual(arm_co, dual, mesh.mask))
             sensitive[k] = dual.order_sensitive
     else:

@@ -363,7 +363,7 @@ def blend_test_poses(mesh: SkinnedMesh, options: AuditOptions, prepared: Prepare
         cleared_rows = np.flatnonzero((not_identity[table.bones] & (table.weights != 0)).any(axis=1))
     cleared_pose = [mesh.cleared_channel] if mesh.cleared_channel is not None and cleared_rows.size else []
     # Test poses start from rest, B-Bone pose properties included.
-    blended = recompute_blender_many(mesh, from_rest(np.array(cleared_pose + [c for _, c in both if c is not None])))
+    blended = recompute_blender_many(mesh, from_rest(cleared_pose + [c for _, c in both if c is not None]))
     cleared = blended[0] if cleared_pose else None
     return PoseBlends(offsets, both, blended[1:] if cleared_pose else blended, cleared, cleared_rows)
 

@@ -10,6 +10,7 @@ properties and Blender's own joints there (``SkinnedMesh.read_pose``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +48,7 @@ class Pose:
         return [Pose(c, self.bbones) for c in channels]
 
 
-def from_rest(channels: F64) -> list[Pose]:
-    """Test poses at each of the (P, J, 4, 4) ``channels``: B-Bone pose properties at rest."""
+def from_rest(channels: Iterable[F64]) -> list[Pose]:
+    """Test poses at each of ``channels`` ((J, 4, 4) each): B-Bone pose properties at rest."""
     return [Pose(c) for c in channels]
 

@@ -82,7 +82,7 @@ def test_poses_with_different_bbone_properties_blend_together_as_each_alone():
     mesh = _mesh_with_pose_properties()
     channels = [_turned(mesh, d) for d in (25.0, -60.0, 110.0)]
     poses = [mesh.read_pose.at(channels[0]), Pose(channels[1]), mesh.read_pose.at(channels[2]),
-             *from_rest(np.array(channels[:1]))]
+             *from_rest(channels[:1])]
     together = recompute_blender_many(mesh, poses)
     for pose, result in zip(poses, together, strict=True):
         ref.forget_curves(*mesh.bones.bbones)

@@ -74,7 +74,7 @@ def test_poses_blended_in_batches_are_each_pose_blended_alone(monkeypatch):
     mesh = _bbone_chain_mesh(600)
     poses = _mixed_poses(mesh)
     monkeypatch.setattr(armature_modifier, "BATCH_BYTES", 2 * 24 * int(mesh.blend_layout.runs.starts[-1]))
-    together = recompute_blender_many(mesh, from_rest(np.array(poses)))
+    together = recompute_blender_many(mesh, from_rest(poses))
     assert len(together) == len(poses)
     moved = 0.0
     for channel, result in zip(poses, together, strict=True):
@@ -90,7 +90,7 @@ def test_preserve_volume_keeps_each_poses_own_order_sensitive_vertices():
     # Root and tip twisted 100 degrees apart, each way: the tip's rotation falls in the other
     # hemisphere of the running sum, where three groups weight a vertex.
     poses = _mixed_poses(mesh, ({"Root": 100.0, "Tip": -100.0}, {"Tip": 20.0}))
-    together = recompute_blender_many(mesh, from_rest(np.array(poses)))
+    together = recompute_blender_many(mesh, from_rest(poses))
     assert together[1].order_sensitive.any() and not together[3].order_sensitive.any()
     for channel, result in zip(poses, together, strict=True):
         alone = recompute_blender(mesh, Pose(channel))
