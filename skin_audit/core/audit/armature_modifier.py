@@ -186,30 +186,32 @@ def joint_matrices(mesh: SkinnedMesh, poses: Sequence[Pose]) -> list[tuple[F64, 
     out = [(np.empty((count, 4, 4)), np.zeros(count, dtype=bool)) for _ in channels]
     first_joint = len(mesh.bones.names)
     identity = np.all(channels == np.eye(4), axis=(2, 3))  # (P, J)
+    # The poses grouped by their B-Bone pose properties (usually one group: the test poses, or the
+    # frames of an action); within a group every B-Bone's curves are asked for together.
+    groups: dict[int, list[int]] = {}
+    for k, pose in enumerate(poses):
+        groups.setdefault(id(pose.bbones), []).append(k)
+    by_properties = [(poses[ks[0]], np.array(ks, dtype=np.intp)) for ks in groups.values()]
     requests: list[bb.SegmentsRequest] = []
-    places = []
+    asked: list[tuple[slice, NDArray[np.intp], int]] = []  # each request's joints, poses and bone
     for bone, first, rb in bbones:
         assert rb is not None
         at = slice(first - first_joint, first - first_joint + len(rb.rest_segments))
         ends = [k for k in (bone, rb.prev_bone, rb.next_bone) if k >= 0]
-        # The poses grouped by what each adds to this B-Bone (poses sharing one share its curves).
-        by_pose: dict[bb.BBonePose, list[int]] = {}
-        for k, pose in enumerate(poses):
-            by_pose.setdefault(pose.bbone(bone), []).append(k)
-        for at_pose, group in by_pose.items():
-            ks = np.array(group, dtype=np.intp)
+        for example, ks in by_properties:
+            at_pose = example.bbone(bone)
             at_rest = identity[ks][:, ends].all(axis=1) & (at_pose.shape == bb.NO_POSE_SHAPE)
             for k in ks[at_rest].tolist():
                 out[k][0][at] = np.eye(4)
             if not at_rest.all():
                 requests.append((rb, bone, ks[~at_rest], at_pose))
-                places.append(at)
+                asked.append((at, ks[~at_rest], bone))
     segments = bb.rig_pose_segments_multi(requests, channels, mesh.bones.rest)
     deform = bb.bbone_deform_matrices_multi([mesh.bones.rest[bone] for _, bone, _, _ in requests],
-                                            [channels[np.asarray(rows), bone] for _, bone, rows, _ in requests],
+                                            [channels[rows, bone] for _, rows, bone in asked],
                                             [rb.rest_segments for rb, _, _, _ in requests], segments)
-    for (_, _, rows, _), at, d_bone in zip(requests, places, deform, strict=True):
-        for k, d in zip(np.asarray(rows).tolist(), d_bone, strict=True):
+    for (at, rows, _), d_bone in zip(asked, deform, strict=True):
+        for k, d in zip(rows.tolist(), d_bone, strict=True):
             out[k][0][at] = d
             out[k][1][at] = True
     return out
