@@ -242,14 +242,12 @@ def keyed_bbone_chain(bpy):
     return obj, arm
 
 
-def test_an_audit_leaves_the_values_a_user_set_without_a_keyframe(bpy):
-    """A sandbox's depsgraph writes its animation results back to the user's objects it pulls in
-    (the rig the mesh copies are parented to): controls tweaked without a keyframe, as while
-    posing, must still hold the tweak after an audit."""
+def _tweak_then_audit(bpy, obj, arm) -> None:
+    """Controls tweaked without a keyframe (a rotation, a B-Bone curve, a custom property, the
+    armature's location), then audits with and without the shape checks: the tweaks must hold."""
     from skin_audit.blender.run.audit_scene import audit_meshes
     from skin_audit.core.audit.options import AuditOptions
 
-    obj, arm = keyed_bbone_chain(bpy)
     pb = arm.pose.bones["Child"]
     pb.rotation_euler = (0.5, 0.0, 0.2)
     pb.bbone_curveinx = 0.0
@@ -261,6 +259,14 @@ def test_an_audit_leaves_the_values_a_user_set_without_a_keyframe(bpy):
         assert tuple(pb.rotation_euler) == pytest.approx((0.5, 0.0, 0.2))
         assert (pb.bbone_curveinx, pb["ik_fk"]) == (0.0, 1.0)
         assert tuple(arm.location) == pytest.approx((0.0, 0.25, 0.0))
+
+
+def test_an_audit_leaves_the_values_a_user_set_without_a_keyframe(bpy):
+    """A sandbox's depsgraph writes its animation results back to the user's objects it pulls in
+    (the rig the mesh copies are parented to): controls tweaked without a keyframe, as while
+    posing, must still hold the tweak after an audit."""
+    obj, arm = keyed_bbone_chain(bpy)
+    _tweak_then_audit(bpy, obj, arm)
 
 
 def play_from_a_meta_strip(bpy, obj) -> None:
@@ -287,23 +293,10 @@ def play_from_a_meta_strip(bpy, obj) -> None:
 def test_an_audit_leaves_the_values_a_user_set_on_a_rig_animated_from_a_meta_strip(bpy):
     """The same when the keys play only from a strip inside an NLA meta strip: every value the
     sandbox's evaluation wrote is put back."""
-    from skin_audit.blender.run.audit_scene import audit_meshes
-    from skin_audit.core.audit.options import AuditOptions
-
     obj, arm = keyed_bbone_chain(bpy)
     play_from_a_meta_strip(bpy, arm)
     bpy.context.scene.frame_set(1)
-    pb = arm.pose.bones["Child"]
-    pb.rotation_euler = (0.5, 0.0, 0.2)
-    pb.bbone_curveinx = 0.0
-    pb["ik_fk"] = 1.0
-    arm.location = (0.0, 0.25, 0.0)
-    bpy.context.view_layer.update()
-    for shape_checks in (True, False):
-        audit_meshes(bpy.context, [obj], AuditOptions(shape_checks=shape_checks))
-        assert tuple(pb.rotation_euler) == pytest.approx((0.5, 0.0, 0.2))
-        assert (pb.bbone_curveinx, pb["ik_fk"]) == (0.0, 1.0)
-        assert tuple(arm.location) == pytest.approx((0.0, 0.25, 0.0))
+    _tweak_then_audit(bpy, obj, arm)
 
 
 @pytest.mark.parametrize("case", ["tweaked", "excluded"])
