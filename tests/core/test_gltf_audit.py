@@ -39,8 +39,9 @@ def blender_coords(p: np.ndarray) -> np.ndarray:
     return np.column_stack([p[:, 0], -p[:, 2], p[:, 1]])
 
 
-@pytest.fixture
-def broken(tmp_path) -> Path:
+def broken_tiny(first_key: float = 0.0) -> Tiny:
+    """A tiny skinned glTF with the weights and joints above and a rotation clip on J0 whose first
+    key (at ``first_key`` seconds) has length 2."""
     t = Tiny()
     pos = t.accessor(POSITIONS, "<f4", 5126, "VEC3", min=[0, 0, 0], max=[1, 1, 1])
     joints = t.accessor(JOINTS, "<u1", 5121, "VEC4")
@@ -49,11 +50,16 @@ def broken(tmp_path) -> Path:
     t.json["skins"] = [{"joints": [1, 2]}]
     t.json["nodes"] = [{"name": "Body", "mesh": 0, "skin": 0}, {"name": "J0", "children": [2]},
                        {"name": "J1", "translation": [0.0, 1.0, 0.0]}]
-    times = t.accessor([0.0, 1.0], "<f4", 5126, "SCALAR", min=[0.0], max=[1.0])
+    times = t.accessor([first_key, 1.0], "<f4", 5126, "SCALAR", min=[first_key], max=[1.0])
     keys = t.accessor([[0, 0, 0, 2.0], [0, 0, 0, 1.0]], "<f4", 5126, "VEC4")  # key 0 has length 2
     t.json["animations"] = [{"samplers": [{"input": times, "output": keys}],
                              "channels": [{"sampler": 0, "target": {"node": 1, "path": "rotation"}}]}]
-    return t.gltf(tmp_path)
+    return t
+
+
+@pytest.fixture
+def broken(tmp_path) -> Path:
+    return broken_tiny().gltf(tmp_path)
 
 
 def test_every_gltf_file_code_on_a_tiny_file(broken):

@@ -42,8 +42,7 @@ from tests.core.audit import test_surface as surf
 from tests.core.audit.rule_helpers import audit
 from tests.core.audit.test_rules_deformation import _three_bone_rig
 from tests.core.skeleton import test_skeleton as skel
-from tests.core.test_gltf_audit import JOINTS, POSITIONS, WEIGHTS, blender_coords, imported
-from tests.core.test_gltf_reader import Tiny
+from tests.core.test_gltf_audit import POSITIONS, blender_coords, broken_tiny, imported
 from tests.factories import numpy_rigs as nr
 from tests.factories.humanoid_rigs import MIXAMO, humanoid_rows, many_joint_rig
 from tests.hostile.bounded_files import with_draco, with_extra_buffer
@@ -279,18 +278,7 @@ def keyed() -> Codes:
 
 
 def gltf_file(tmp_path: Path) -> Codes:
-    t = Tiny()
-    pos = t.accessor(POSITIONS, "<f4", 5126, "VEC3", min=[0, 0, 0], max=[1, 1, 1])
-    joints = t.accessor(JOINTS, "<u1", 5121, "VEC4")
-    w = t.accessor(WEIGHTS, "<f4", 5126, "VEC4")
-    t.json["meshes"] = [{"primitives": [{"attributes": {"POSITION": pos, "JOINTS_0": joints, "WEIGHTS_0": w}}]}]
-    t.json["skins"] = [{"joints": [1, 2]}]
-    t.json["nodes"] = [{"name": "Body", "mesh": 0, "skin": 0}, {"name": "J0", "children": [2]},
-                       {"name": "J1", "translation": [0.0, 1.0, 0.0]}]
-    times = t.accessor([-1.0, 1.0], "<f4", 5126, "SCALAR", min=[-1.0], max=[1.0])  # a key before 0 s
-    keys = t.accessor([[0, 0, 0, 2.0], [0, 0, 0, 1.0]], "<f4", 5126, "VEC4")  # key 0 has length 2
-    t.json["animations"] = [{"samplers": [{"input": times, "output": keys}],
-                             "channels": [{"sampler": 0, "target": {"node": 1, "path": "rotation"}}]}]
+    t = broken_tiny(first_key=-1.0)  # a key before 0 s
     doc = load_gltf(t.gltf(tmp_path))
     found = _codes(file_checks(doc))
     # Against what Blender's importer made (a layout built here): v2's 1.2 and -0.2 clamped to 1
