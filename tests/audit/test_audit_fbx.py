@@ -30,9 +30,7 @@ def fbx_file(bpy, tmp_path_factory):
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     try:
-        verts, faces = rb.cylinder(5, 8, 0.5, 2.0)
-        rb.build_rig("Body", rb.chain_bones(("Root", "Child"), 2.0), verts, faces,
-                     rb.chain_weights(verts[:, 2], ("Root", "Child"), 2.0))
+        rb.chain_rig("Body")
         path = tmp_path_factory.mktemp("fbx") / "body.fbx"
         bpy.ops.export_scene.fbx(filepath=str(path), add_leaf_bones=False, bake_anim=False)
     finally:

@@ -25,9 +25,7 @@ def glb_and_vrm(bpy, tmp_path_factory):
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     try:
-        verts, faces = rb.cylinder(5, 8, 0.5, 2.0)
-        rb.build_rig("Body", rb.chain_bones(("Root", "Child"), 2.0), verts, faces,
-                     rb.chain_weights(verts[:, 2], ("Root", "Child"), 2.0))
+        rb.chain_rig("Body")
         folder = tmp_path_factory.mktemp("vrm")
         glb = folder / "glb" / "body.glb"
         glb.parent.mkdir()
