@@ -31,6 +31,7 @@ from skin_audit.core.maths.bbone.spline import (
     NO_POSE_SHAPE,
     BBoneShape,
     BBoneSpline,
+    _matrix,
     bezier_rows,
     circle_tangent_factors,
     ease_axes,
@@ -77,13 +78,6 @@ class SplineParameters:
     curve_in_z: float
     curve_out_x: float
     curve_out_z: float
-
-
-def _matrix(m: ArrayLike, name: str) -> F64:
-    a = np.asarray(m, dtype=np.float64)
-    if a.shape != (4, 4):
-        raise ShapeError(f"B-Bone input {name!r} must be a (4, 4) matrix, got shape {a.shape}")
-    return a
 
 
 def _apply(m: F64, p: F64) -> F64:
