@@ -239,7 +239,7 @@ class _Evaluated:
 
     rest: np.ndarray | None = None  # the modifier's input, when something comes before it
     blender: np.ndarray | None = None  # the modifier's output, when something comes after it or it is hidden
-    bones: tuple[Bones, Pose] | None = None  # the bones and their pose, when the rig is hidden from the view layer
+    rig: tuple[Bones, Pose] | None = None  # the bones and their pose, when the rig is hidden from the view layer
     at_rest: np.ndarray | None = None  # the mesh with the armature at Rest Position
     cleared: np.ndarray | None = None  # channel matrices with every pose channel cleared
 
@@ -308,7 +308,7 @@ def _evaluate_in(box: Sandbox, obj: bpy.types.Object, mod: bpy.types.ArmatureMod
         found.rest = mesh_positions(copy.evaluated_get(dg).data, scratch)
     if hidden:
         found.blender = mesh_positions(shown.evaluated_get(dg).data, scratch)
-        found.bones = read_bones(arm_shown.evaluated_get(dg))
+        found.rig = read_bones(arm_shown.evaluated_get(dg))
     elif has_after:
         found.blender = mesh_positions(out_copy.evaluated_get(dg).data, scratch)
     if measure_drift:
@@ -375,7 +375,7 @@ def extract(
     base = mesh_positions(obj.data, scratch)
     rest = base if found.rest is None else found.rest
     blender_out = mesh_positions(obj_eval.data, scratch) if found.blender is None else found.blender
-    bones, read_pose = read_bones(arm_eval) if found.bones is None else found.bones
+    bones, read_pose = read_bones(arm_eval) if found.rig is None else found.rig
     unsupported = _not_reproduced(mod, bones)
     if len(rest) != len(base) or len(blender_out) != len(base):
         unsupported.insert(0, f"modifiers around '{mod.name}' change the vertex count ({len(base)} -> "
